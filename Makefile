@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# mroce top-level Makefile. Out-of-tree build into $(BUILD); quiet unless V=1.
+# Each directory declares what it contains in its module.mk (sources, tools,
+# tests, fuzzers, BPF objects); the rules live here once.
+#
+#   make            build everything (library, tools, BPF objects)
+#   make check      install deps, build with sanitizers, run all tests
+#   make help       list the targets
+
+SHELL := /bin/bash
+BUILD ?= build
+V ?= 0
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+CC ?= gcc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+CPPFLAGS_ALL := -Iinclude -I$(BUILD)/include -D_GNU_SOURCE
+CFLAGS_REL := -std=gnu11 -O2 -g $(WARN) -MMD -MP
+CFLAGS_SAN := -std=gnu11 -O1 -g $(WARN) -MMD -MP -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS_SAN := -fsanitize=address,undefined
+CFLAGS_FUZZ := -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Wno-unused-function \
+	-Iinclude -I$(BUILD)/include -I$(ARCH_INC) -MMD -MP
+
+# Libraries (resolved after `make deps`; empty values fail in config-check).
+PC_LIBS := libbpf libxdp
+LIBS_PC = $(shell $(PKG_CONFIG) --libs $(PC_LIBS) 2>/dev/null)
+CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+# Filled in by the module.mk files.
+LIB_SRCS :=		# linked into libmroce.a (and its sanitizer twin)
+TOOLS :=		# build/bin/<tool>; <tool>_SRCS, <tool>_LDLIBS
+TEST_SRCS :=		# Check suites, linked into build/tests/mroce_check
+TEST_BINS :=		# helper programs tests run: <name>_SRCS (sanitized)
+FUZZERS :=		# build/fuzz/<name>; <name>_SRC; corpus tests/fuzz/corpus/<name>
+BPF_SRCS :=		# bpf/*.bpf.c -> build/bpf/*.bpf.o + build/include/*.skel.h
+
+MODULES := $(sort $(wildcard */module.mk */*/module.mk))
+include $(MODULES)
+
+MK_DEPS := Makefile $(MODULES)
+
+obj_rel = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+obj_san = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
+obj_fuzz = $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(1))
+
+LIB_A := $(BUILD)/libmroce.a
+LIB_SAN_A := $(BUILD)/libmroce-san.a
+LIB_FUZZ_A := $(BUILD)/libmroce-fuzz.a
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
+TOOL_BINS := $(addprefix $(BUILD)/bin/,$(TOOLS))
+TEST_HELPER_BINS := $(addprefix $(BUILD)/tests/,$(TEST_BINS))
+FUZZ_BINS := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
+CHECK_BIN := $(BUILD)/tests/mroce_check
+
+.PHONY: all check deps fuzz help clean config-check tests-build demo
+.DEFAULT_GOAL := all
+
+all: config-check $(BPF_SKELS) $(LIB_A) $(TOOL_BINS)
+
+help:
+	@echo 'mroce make targets:'
+	@echo '  all        (default) build libmroce, tools and BPF objects into $(BUILD)/'
+	@echo '  check      install missing deps, build with ASan/UBSan, run every test'
+	@echo '             (Check suites, BPF tests, namespace tests, fuzz corpus replay)'
+	@echo '  deps       install build/test dependencies from Debian 12 (apt-get)'
+	@echo '  fuzz       run every libFuzzer target for FUZZ_SECONDS (default 60) each'
+	@echo '  clean      remove $(BUILD)/'
+	@echo 'Variables: V=1 (show commands), BUILD=dir, FUZZ_SECONDS=n,'
+	@echo '           CK_RUN_SUITE=name / CK_RUN_CASE=name (run a subset of tests)'
+
+deps:
+	$(Q)bash scripts/deps.sh
+
+# Fail early with one clear message naming the Debian package.
+config-check:
+	$(Q)bash scripts/deps.sh --check
+
+# ---------------------------------------------------------------- objects
+$(BUILD)/obj/%.o: %.c $(MK_DEPS) | $(BPF_SKELS)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_REL) -c $< -o $@
+
+$(BUILD)/san/%.o: %.c $(MK_DEPS) | $(BPF_SKELS)
+	$(call msg,CC-SAN,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_SAN) -c $< -o $@
+
+$(BUILD)/fuzzobj/%.o: %.c $(MK_DEPS)
+	$(call msg,CC-FUZZ,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS_ALL) $(CFLAGS_FUZZ) -DMROCE_FUZZ_MAIN -c $< -o $@
+
+$(LIB_A): $(call obj_rel,$(LIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && if [ -n "$^" ]; then ar rcs $@ $^; else printf '!<arch>\n' > $@; fi
+
+$(LIB_SAN_A): $(call obj_san,$(LIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && if [ -n "$^" ]; then ar rcs $@ $^; else printf '!<arch>\n' > $@; fi
+
+$(LIB_FUZZ_A): $(call obj_fuzz,$(LIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D) && rm -f $@ && if [ -n "$^" ]; then ar rcs $@ $^; else printf '!<arch>\n' > $@; fi
+
+# ---------------------------------------------------------------- BPF
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(MK_DEPS)
+	$(call msg,BPF,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@.tmp && mv $@.tmp $@
+
+# ---------------------------------------------------------------- tools
+.SECONDEXPANSION:
+$(BUILD)/bin/%: $$(call obj_rel,$$($$*_SRCS)) $(LIB_A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $(filter %.o,$^) $(LIB_A) $($*_LDLIBS) $(LIBS_PC) -lm
+
+$(BUILD)/tests/%: $$(call obj_san,$$($$*_SRCS)) $(LIB_SAN_A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $(filter %.o,$^) $(LIB_SAN_A) $($*_LDLIBS) $(LIBS_PC) -lm
+
+$(CHECK_BIN): $(call obj_san,$(TEST_SRCS)) $(LIB_SAN_A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $(filter %.o,$^) $(LIB_SAN_A) $(LIBS_PC) $(CHECK_LIBS) -lm
+
+$(BUILD)/fuzz/%: $$(call obj_fuzz,$$($$*_SRC)) $(LIB_FUZZ_A)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $(filter %.o,$^) $(LIB_FUZZ_A) -lm
+
+# ---------------------------------------------------------------- check
+tests-build: config-check $(BPF_SKELS) $(LIB_A) $(TOOL_BINS) $(TEST_HELPER_BINS) $(CHECK_BIN)
+
+# The README's test command. Installs what is missing, then runs one Check
+# runner holding every suite; its summary line is the last thing printed.
+check:
+	$(Q)bash scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)MROCE_BUILD=$(abspath $(BUILD)) MROCE_SRC=$(CURDIR) $(CHECK_BIN)
+
+FUZZ_SECONDS ?= 60
+fuzz: config-check $(FUZZ_BINS)
+	$(Q)set -e; for f in $(FUZZERS); do \
+		mkdir -p $(BUILD)/fuzz-corpus/$$f; \
+		echo "== fuzz $$f for $(FUZZ_SECONDS)s"; \
+		$(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz/$$f- \
+			$(BUILD)/fuzz-corpus/$$f tests/fuzz/corpus/$$f 2>&1 | \
+			grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' ; \
+		test $${PIPESTATUS[0]} -eq 0; \
+	done
+
+clean:
+	$(call msg,CLEAN,$(BUILD))
+	$(Q)rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
