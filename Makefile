@@ -172,7 +172,7 @@ fuzz: config-check $(FUZZ_BINS)
 		echo "== fuzz $$f for $(FUZZ_SECONDS)s"; \
 		$(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/fuzz/$$f- \
-			$(BUILD)/fuzz-corpus/$$f tests/fuzz/corpus/$$f 2>&1 | \
+			$(BUILD)/fuzz-corpus/$$f tests/fuzz/corpus/$${f#fuzz_} 2>&1 | \
 			grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' ; \
 		test $${PIPESTATUS[0]} -eq 0; \
 	done

@@ -105,7 +105,12 @@ struct mroce_frame {
 };
 
 /* Parse Ethernet (+ one 802.1Q tag) / IPv4 or IPv6 / UDP. Does not look at
- * the UDP port. Returns 0 or -MROCE_E_*. */
+ * the UDP port. Returns 0 or -MROCE_E_*.
+ * IPv4 options are skipped, the header checksum is verified, fragments are
+ * refused; IPv6 must carry UDP directly (no extension headers). The UDP
+ * length must equal the IP payload length; bytes after the IP datagram
+ * (Ethernet padding) are ignored. UDP checksums are not verified (the ICRC
+ * of either protocol covers the payload). */
 int mroce_frame_parse(const void *buf, size_t len, struct mroce_frame *f);
 
 /* What mroce_frame_build() writes in front of a UDP payload. */
@@ -117,7 +122,8 @@ struct mroce_frame_spec {
 	uint16_t ip_id;		/* IPv4 identification */
 };
 
-/* Bytes of Ethernet + IP + UDP headers for this spec. */
+/* Bytes of Ethernet + IP + UDP headers for this spec; 0 for an unknown
+ * family. */
 size_t mroce_frame_hdr_len(const struct mroce_frame_spec *s);
 
 /* Write Ethernet/IP/UDP headers at buf for a UDP payload of l4_len bytes
@@ -191,6 +197,13 @@ struct mroce_mr_pkt {
  * common header, version, opcode (unknown -> BAD_OPCODE before any length
  * arithmetic), hdr_words, extension lengths, payload_len, ICRC, field
  * consistency (offset + payload_len <= msg_len, reserved NAK codes, ...).
+ * len includes the 4-byte ICRC trailer and must match exactly.
+ * Field rules (BAD_OFFSET / BAD_FIELD): offset + payload_len > msg_len;
+ * payload_len > MROCE_MAX_PAYLOAD; NAK code 0 or > MROCE_NAK_MAX;
+ * max_paths 0 or > MROCE_MAX_PATHS in CONNECT_REQ/_CHALLENGE/_CONFIRM/
+ * _ACCEPT (not CLOSE/CLOSE_ACK); path >= MROCE_MAX_PATHS.
+ * Reserved bits and bytes are ignored: p->flags never has
+ * MROCE_F_RESERVED bits set. Allocates nothing, copies no payload.
  * Returns 0 or -MROCE_E_*. */
 int mroce_mr_parse(const void *l4, size_t len, struct mroce_mr_pkt *p);
 
@@ -199,7 +212,10 @@ int mroce_mr_hdr_len(uint8_t opcode);
 
 /* Build p (headers, copy of p->payload, ICRC) into buf. Returns the UDP
  * payload length or -MROCE_E_*. p->payload may be NULL when the caller has
- * already put payload_len bytes at buf + mroce_mr_hdr_len(opcode). */
+ * already put payload_len bytes at buf + mroce_mr_hdr_len(opcode).
+ * -INVAL for anything mroce_mr_parse() would refuse (unknown opcode,
+ * reserved flags, payload on a no-payload opcode, the field rules above);
+ * -NOSPACE if cap is too small. Reserved fields are written as zero. */
 int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap);
 
 /* MetaRoCE ICRC: CRC-32 over everything from the common header to the end
@@ -209,6 +225,16 @@ uint32_t mroce_mr_icrc(const void *l4, size_t len_without_icrc);
 /* ------------------------------------------------------------------ */
 /* RoCEv2                                                              */
 /* ------------------------------------------------------------------ */
+
+/* Besides the RC opcodes of ROCEV2_OPS (wire.h) the codec knows the RoCEv2
+ * Congestion Notification Packet (Annex A17.9): BTH (dqpn = QP to slow
+ * down, BECN set) + 16 reserved bytes, no payload. A receiver must be able
+ * to parse the CNPs that ECN-marking fabrics make NICs send. */
+#define ROCEV2_OP_CNP		0x81
+#define ROCEV2_EXT_CNP		0x80	/* the 16 reserved bytes of a CNP */
+#define ROCEV2_CNP_RESV_LEN	16
+#define ROCEV2_EXTRA_OPS(X) X(CNP, ROCEV2_OP_CNP, ROCEV2_EXT_CNP, 0)
+
 struct mroce_rv2_pkt {
 	const struct mroce_opdesc *desc;
 	uint8_t opcode;
@@ -235,24 +261,43 @@ struct mroce_rv2_pkt {
  * Returns 0 or -MROCE_E_*. */
 int mroce_rv2_parse(const struct mroce_frame *f, struct mroce_rv2_pkt *p);
 
+/* Parse a RoCEv2 UDP payload WITHOUT verifying the ICRC, for callers that
+ * verified it on the whole frame already or that cannot see the IP header
+ * (the engine, the UDP-socket backend). Same checks otherwise. */
+int mroce_rv2_parse_l4(const void *l4, size_t len, struct mroce_rv2_pkt *p);
+
 /* Build BTH + extensions + payload + pad into buf with a zero ICRC
- * placeholder. Returns the UDP payload length or -MROCE_E_*. */
+ * placeholder. Returns the UDP payload length or -MROCE_E_*.
+ * The pad count is computed from payload_len (p->pad is ignored);
+ * p->payload may be NULL when the payload is already at buf + hdr_len.
+ * -INVAL: unknown opcode, payload on READ_REQ/ACK/CNP, dqpn/psn (or the
+ * AETH msn) wider than 24 bits; -NOSPACE if cap is too small. */
 int mroce_rv2_build(const struct mroce_rv2_pkt *p, void *buf, size_t cap);
 
 /* Compute the RoCEv2 ICRC of a complete frame (Ethernet..ICRC) whose
  * headers are already written, using the IPv4/IPv6 masking rules, and
- * store it (little-endian, as the wire requires) in the last 4 bytes. */
+ * store it (little-endian, as the wire requires) in the last 4 bytes
+ * (of the UDP payload, should the frame carry Ethernet padding). The ICRC
+ * does not cover the UDP checksum, but the checksum covers the ICRC: a
+ * UDP checksum that is present (always on IPv6) is updated to match, so
+ * call this after mroce_frame_build(). Returns 0 or -MROCE_E_*. */
 int mroce_rv2_icrc_fill(void *frame, size_t len);
 
 /* ICRC over a parsed frame (value as stored on the wire, host order of the
- * little-endian field). */
+ * little-endian field). IPv4 options, if any, are covered as part of the
+ * IP header. 0 if f->l4_len < 16 (no room for BTH + ICRC). */
 uint32_t mroce_rv2_icrc(const struct mroce_frame *f);
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 /* ------------------------------------------------------------------ */
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32). crc = 0 to start. */
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32). crc = 0 to start.
+ * Chains: mroce_crc32(mroce_crc32(0, a, n), b, m) is the CRC of a || b.
+ * Uses PCLMULQDQ folding on x86-64 CPUs that have it, tables otherwise. */
 uint32_t mroce_crc32(uint32_t crc, const void *buf, size_t len);
+/* The same CRC by tables only (slicing-by-8), on every CPU: for tests and
+ * for comparing speeds. */
+uint32_t mroce_crc32_generic(uint32_t crc, const void *buf, size_t len);
 
 /* SipHash-2-4 (64-bit output) with a 128-bit key, for handshake cookies. */
 uint64_t mroce_siphash24(const uint8_t key[16], const void *buf, size_t len);
