@@ -1,0 +1,847 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * mroce XDP fast path (attached by `mrocectl attach`).
+ *
+ * For every frame: parse Ethernet (+ one 802.1Q tag) / IPv4 or IPv6 / UDP.
+ * Not UDP to our ports -> XDP_PASS untouched. Ours (MetaRoCE on
+ * cfg_mroce_port, RoCEv2 on cfg_rocev2_port) -> validate the transport
+ * header, then:
+ *  - malformed / unknown version or opcode / unknown connection: XDP_DROP
+ *    with one drop_* counter per reason;
+ *  - handshake and control: to the daemon (AF_XDP socket of the queue);
+ *  - data: CE marks counted per path; duplicates of data the daemon has
+ *    already placed answered here with an ACK (XDP_TX) from the state the
+ *    daemon published; everything else to the daemon;
+ *  - PROBE: answered here from the published state when possible;
+ *  - ACK: per-path telemetry into the scoreboard, then to the daemon.
+ * docs/xdp.md explains which ACKs the kernel sends and why.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "mroce/abi.h"
+#include "mroce/counters.h"
+#include "mroce/spray.h"
+#include "mroce/wire.h"
+#include "crc32.h"
+#include "parse.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Knobs, set through skel->rodata before load. */
+const volatile __u16 cfg_mroce_port = MROCE_UDP_PORT;
+const volatile __u16 cfg_rocev2_port = ROCEV2_UDP_PORT;
+const volatile __u8 cfg_ack_ttl = 64;	 /* TTL / hop limit of ACKs */
+const volatile __u8 cfg_ack_offload = 1; /* 0: every ACK by the daemon */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * MROCE_MAX_CONNS);
+	__type(key, struct mroce_conn_key);
+	__type(value, struct mroce_conn_val);
+} conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, MROCE_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MROCE_MAX_CONNS *MROCE_MAX_PATHS);
+	__type(key, __u32);
+	__type(value, struct mroce_rx_path);
+} rx_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MROCE_MAX_CONNS);
+	__type(key, __u32);
+	__type(value, struct mroce_sb_conn);
+} scoreboard SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mroce_xdp_counters);
+} counters SEC(".maps");
+
+#define barrier() asm volatile("" ::: "memory")
+#define READ_ONCE_U32(x) (*(const volatile __u32 *)&(x))
+
+/* What the L2-L4 parse learned about one of our frames. */
+struct pkt {
+	__u8 dmac[ETH_ALEN];
+	__u8 smac[ETH_ALEN];
+	__be16 vlan_tci;
+	__u8 has_vlan;
+	__u8 ipv6;
+	__u8 tos;	 /* IPv4 TOS / IPv6 traffic class */
+	__u8 ce;	 /* ECN field == CE */
+	__be32 saddr[4]; /* IPv4 uses [0] */
+	__be32 daddr[4];
+	__be16 sport;
+	__u32 l4_len; /* UDP payload bytes (from the UDP header) */
+};
+
+static __always_inline __u32 now_us(void)
+{
+	return (__u32)(bpf_ktime_get_ns() / 1000);
+}
+
+/* Hand the frame to the AF_XDP socket of its receive queue. With no socket
+ * bound there, drop and count: passing would feed our traffic to the
+ * kernel stack, which answers it with ICMP port unreachable. */
+static __always_inline int to_daemon(struct xdp_md *ctx,
+				     struct mroce_xdp_counters *st, __u64 *ctr)
+{
+	__u32 q = ctx->rx_queue_index;
+
+	if (!bpf_map_lookup_elem(&xsks, &q)) {
+		st->drop_no_xsk++;
+		return XDP_DROP;
+	}
+	(*ctr)++;
+	return bpf_redirect_map(&xsks, q, XDP_DROP);
+}
+
+/* ------------------------------------------------------------------ */
+/* ACK generation                                                      */
+/* ------------------------------------------------------------------ */
+
+/* The MetaRoCE part of a generated ACK, built on the stack. */
+struct ack_l4 {
+	struct mroce_hdr hdr;
+	struct mroce_ackh ack;
+	__be32 icrc;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct ack_l4) == 64, "ack_l4");
+
+/* A whole PROBE (it has no payload). */
+struct probe_l4 {
+	struct mroce_hdr hdr;
+	struct mroce_probeh probe;
+	__be32 icrc;
+} __attribute__((packed));
+
+struct ipv6_pseudo {
+	__be32 saddr[4];
+	__be32 daddr[4];
+	__be32 len;
+	__be32 nexthdr;
+};
+
+/* What the ACK will say, gathered before the frame is overwritten. */
+struct ack_args {
+	__u32 peer_conn_id;
+	__u32 slot;
+	__u8 path, gen;
+	__u8 ack_flags;
+	__u32 tsecr;
+	__u32 hash; /* spraying entropy */
+	__u32 cum_psn;
+	__u32 rate_mbps;
+	__u8 sack[MROCE_SACK_BYTES];
+};
+
+/*
+ * The heavier pure computations are global (non-static, noinline)
+ * functions: the verifier checks each of them once, instead of once per
+ * path through the parser that reaches them.
+ */
+
+/* Source port (host order) for a generated ACK: the spraying policy over
+ * our own paths towards the peer; 0 when the daemon has set up none. */
+__attribute__((noinline)) int mroce_ack_sport(__u32 slot, __u32 hash)
+{
+	struct mroce_sb_conn *sb;
+	int idx;
+
+	slot &= MROCE_MAX_CONNS - 1;
+	sb = bpf_map_lookup_elem(&scoreboard, &slot);
+	if (!sb)
+		return 0;
+	idx = mroce_spray_pick(sb, hash, now_us());
+	if (idx < 0)
+		return 0;
+	return sb->path[idx & (MROCE_MAX_PATHS - 1)].sport;
+}
+
+/* ICRC of a built ACK, stored into m->icrc. */
+__attribute__((noinline)) int mroce_ack_icrc(struct ack_l4 *m)
+{
+	if (!m)
+		return -1;
+	m->icrc = bpf_htonl(
+		mroce_bpf_crc32((const __u8 *)m, sizeof(*m) - MROCE_ICRC_LEN));
+	return 0;
+}
+
+/* UDP checksum of an IPv6 ACK, as stored (network order), never 0. */
+__attribute__((noinline)) int
+mroce_ack_csum6(struct ipv6_pseudo *ph, struct udphdr *uh, struct ack_l4 *m)
+{
+	__u16 c;
+
+	if (!ph || !uh || !m)
+		return 0;
+	c = csum_fold(csum_words(ph, sizeof(*ph) / 2) + csum_words(uh, 4) +
+		      csum_words(m, sizeof(*m) / 2));
+	return c ? c : 0xffff;
+}
+
+/* Verify a PROBE's ICRC. 1 = good. */
+__attribute__((noinline)) int mroce_probe_icrc_ok(struct probe_l4 *pr)
+{
+	if (!pr)
+		return 0;
+	return mroce_bpf_crc32((const __u8 *)pr,
+			       sizeof(*pr) - MROCE_ICRC_LEN) ==
+	       bpf_ntohl(pr->icrc);
+}
+
+/* Rewrite the frame in place into the ACK described by a, addressed back
+ * to where p came from. Returns XDP_TX, or -1 when the frame could not be
+ * resized (nothing was changed then: the caller hands it to the daemon).
+ * The XDP_DROP returns below are bounds checks for the verifier that
+ * cannot fail after the checks before the resize. */
+static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
+				     const struct ack_args *a,
+				     struct mroce_rx_path *rp)
+{
+	__u32 l2 = p->has_vlan ? 18 : 14;
+	__u32 l3 = p->ipv6 ? 40 : 20;
+	__u32 want = l2 + l3 + 8 + sizeof(struct ack_l4);
+	__u32 have = bpf_xdp_get_buff_len(ctx), linear;
+	struct ack_l4 m = {};
+	struct udphdr uh;
+	__u32 ce;
+	int sport;
+	void *data, *end, *pos;
+
+	/* With fragments, the ACK must fit the linear part (XDP cannot pull
+	 * bytes out of fragments; shrinking drops them). True on every
+	 * driver: its linear part holds far more than the ~150 bytes of an
+	 * ACK. Without fragments the resize grows or shrinks the linear
+	 * part itself. */
+	linear = ctx->data_end - ctx->data;
+	if (have != linear && want > linear)
+		return -1;
+	if (bpf_xdp_adjust_tail(ctx, (int)want - (int)have))
+		return -1;
+
+	/* CE marks not yet reported, taken atomically (see abi.h). */
+	ce = __sync_lock_test_and_set(&rp->ce_pending, 0);
+	__sync_fetch_and_add(&rp->xdp_acks, 1);
+
+	m.hdr.version = MROCE_VERSION;
+	m.hdr.opcode = MROCE_OP_ACK;
+	m.hdr.hdr_words =
+		(sizeof(struct mroce_hdr) + sizeof(struct mroce_ackh)) / 4;
+	m.hdr.conn_id = bpf_htonl(a->peer_conn_id);
+	m.hdr.path = a->path;
+	m.hdr.path_gen = a->gen;
+	m.ack.cum_psn = bpf_htonl(a->cum_psn);
+	m.ack.tsecr = bpf_htonl(a->tsecr);
+	m.ack.rate_mbps = bpf_htonl(a->rate_mbps);
+	m.ack.ce_count = bpf_htons(ce > 0xffff ? 0xffff : ce);
+	/* ECE: some data packet of the path carried CE since the previous
+	 * ACK (the triggering one's mark is already in ce_pending) */
+	m.ack.ack_flags = a->ack_flags | (ce ? MROCE_ACKF_ECE : 0);
+	__builtin_memcpy(m.ack.sack, a->sack, MROCE_SACK_BYTES);
+	mroce_ack_icrc(&m);
+
+	sport = mroce_ack_sport(a->slot, a->hash);
+	/* no path set up: answer on the port the request came from */
+	uh.source = sport ? bpf_htons(sport) : p->sport;
+	uh.dest = bpf_htons(cfg_mroce_port);
+	uh.len = bpf_htons(8 + sizeof(m));
+	uh.check = 0;
+
+	/* From here on the bounds checks are for the verifier: the frame
+	 * is exactly `want` linear bytes now. */
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+
+	/* Ethernet: back to where it came from, same VLAN. */
+	{
+		struct ethhdr *eth = data;
+
+		if ((void *)(eth + 1) > end)
+			return XDP_DROP;
+		__builtin_memcpy(eth->h_dest, p->smac, ETH_ALEN);
+		__builtin_memcpy(eth->h_source, p->dmac, ETH_ALEN);
+	}
+	pos = data + 14;
+	if (p->has_vlan) {
+		struct vlan_tag *vt = pos;
+
+		if ((void *)(vt + 1) > end)
+			return XDP_DROP;
+		vt->tci = p->vlan_tci;
+		vt->proto = bpf_htons(p->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+		((struct ethhdr *)data)->h_proto = bpf_htons(ETH_P_8021Q);
+		pos += 4;
+	} else {
+		((struct ethhdr *)data)->h_proto =
+			bpf_htons(p->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	}
+
+	if (!p->ipv6) {
+		struct iphdr ih = {};
+
+		ih.version = 4;
+		ih.ihl = 5;
+		/* keep DSCP, not ECN-capable: ACKs are never marked */
+		ih.tos = p->tos & 0xfc;
+		ih.tot_len = bpf_htons(20 + 8 + sizeof(m));
+		ih.frag_off = bpf_htons(0x4000); /* DF */
+		ih.ttl = cfg_ack_ttl;
+		ih.protocol = IPPROTO_UDP;
+		ih.saddr = p->daddr[0];
+		ih.daddr = p->saddr[0];
+		ih.check = csum_fold(csum_words(&ih, 10));
+		if (pos + 20 + 8 + sizeof(m) > end)
+			return XDP_DROP;
+		__builtin_memcpy(pos, &ih, 20);
+		pos += 20;
+	} else {
+		struct ipv6_pseudo ph;
+		__be32 vtcfl =
+			bpf_htonl(6u << 28 | (__u32)(p->tos & 0xfc) << 20);
+
+		if (pos + 40 + 8 + sizeof(m) > end)
+			return XDP_DROP;
+		__builtin_memcpy(pos, &vtcfl, 4);
+		*(__be16 *)(pos + 4) = uh.len;
+		*(__u8 *)(pos + 6) = IPPROTO_UDP;
+		*(__u8 *)(pos + 7) = cfg_ack_ttl;
+		__builtin_memcpy(pos + 8, p->daddr, 16);
+		__builtin_memcpy(pos + 24, p->saddr, 16);
+		/* UDP checksum is mandatory on IPv6 */
+		__builtin_memcpy(ph.saddr, p->daddr, 16);
+		__builtin_memcpy(ph.daddr, p->saddr, 16);
+		ph.len = bpf_htonl(8 + sizeof(m));
+		ph.nexthdr = bpf_htonl(IPPROTO_UDP);
+		uh.check = mroce_ack_csum6(&ph, &uh, &m);
+		pos += 40;
+	}
+	if (pos + 8 + sizeof(m) > end)
+		return XDP_DROP;
+	__builtin_memcpy(pos, &uh, 8);
+	__builtin_memcpy(pos + 8, &m, sizeof(m));
+	return XDP_TX;
+}
+
+/* Copy the published state of a path under its sequence lock.
+ * 0: copied (a->cum_psn/rate/sack, *valid); -1: being written. */
+static __always_inline int read_rx_state(struct mroce_rx_path *rp,
+					 struct ack_args *a, __u8 gen,
+					 int *valid)
+{
+	__u32 s1 = READ_ONCE_U32(rp->seq), s2;
+	__u8 flags, sgen;
+
+	if (s1 & 1)
+		return -1;
+	barrier();
+	a->cum_psn = rp->cum_psn;
+	a->rate_mbps = rp->rate_mbps;
+	flags = rp->flags;
+	sgen = rp->gen;
+	__builtin_memcpy(a->sack, rp->sack, MROCE_SACK_BYTES);
+	barrier();
+	s2 = READ_ONCE_U32(rp->seq);
+	if (s1 != s2)
+		return -1;
+	*valid = (flags & MROCE_RXP_F_VALID) && sgen == gen;
+	return 0;
+}
+
+/* 1 when psn was already placed according to a (before cum_psn, or its
+ * SACK bit is set). */
+static __always_inline int is_duplicate(const struct ack_args *a, __u32 psn)
+{
+	__s32 d = mroce_psn_diff(psn, a->cum_psn);
+	__u32 bit;
+
+	if (d < 0)
+		return 1;
+	if (d == 0 || d > MROCE_SACK_BITS)
+		return 0;
+	bit = (__u32)(d - 1) & (MROCE_SACK_BITS - 1);
+	return (a->sack[bit >> 3] >> (bit & 7)) & 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* MetaRoCE                                                            */
+/* ------------------------------------------------------------------ */
+
+static __always_inline struct mroce_rx_path *rx_path(__u32 slot, __u8 path)
+{
+	__u32 idx = (slot & (MROCE_MAX_CONNS - 1)) * MROCE_MAX_PATHS +
+		    (path & (MROCE_MAX_PATHS - 1));
+
+	return bpf_map_lookup_elem(&rx_state, &idx);
+}
+
+/* Telemetry from an ACK (we are the data sender): RTT sample, smoothed
+ * RTT, ECN echo, SACK holes, last-ACK time, into scoreboard[slot].
+ * Returns 1 for an RTT sample, 0 for none, -1 for a stale path. */
+__attribute__((noinline)) int mroce_ack_telemetry(__u32 slot, __u32 pathgen,
+						  struct mroce_ackh *ack)
+{
+	__u32 key = slot & (MROCE_MAX_CONNS - 1);
+	struct mroce_sb_conn *sb;
+	struct mroce_sb_path *sp;
+	__u32 now = now_us(), rtt, ce;
+	__u64 holes[MROCE_SACK_BYTES / 8];
+	int sample = 0;
+	__s32 err;
+
+	if (!ack)
+		return 0;
+	sb = bpf_map_lookup_elem(&scoreboard, &key);
+	if (!sb)
+		return 0;
+	sp = &sb->path[pathgen & (MROCE_MAX_PATHS - 1)];
+	if (!(sb->active_mask >> (pathgen & (MROCE_MAX_PATHS - 1)) & 1) ||
+	    sp->gen != (pathgen >> 8))
+		return -1;
+	now |= !now; /* 0 means "never" in the scoreboard */
+	rtt = now - bpf_ntohl(ack->tsecr);
+	/* a sample over ~17 minutes is a garbage tsecr, not an RTT */
+	if (rtt < (1u << 30)) {
+		sp->last_rtt_us = rtt;
+		if (!sp->srtt_us) {
+			sp->srtt_us = rtt ? rtt : 1;
+			sp->rttvar_us = rtt / 2;
+		} else {
+			err = (__s32)(rtt - sp->srtt_us);
+			sp->srtt_us += err >> 3;
+			if (!sp->srtt_us)
+				sp->srtt_us = 1;
+			if (err < 0)
+				err = -err;
+			sp->rttvar_us += (err - (__s32)sp->rttvar_us) >> 2;
+		}
+		sample = 1;
+	}
+	sp->last_ack_us = now;
+	sp->cum_psn = bpf_ntohl(ack->cum_psn);
+	__sync_fetch_and_add(&sp->acks, 1);
+	ce = bpf_ntohs(ack->ce_count);
+	if (ce || (ack->ack_flags & MROCE_ACKF_ECE)) {
+		__sync_fetch_and_add(&sp->ece_marks, ce);
+		sp->last_ece_us = now;
+	}
+	/* A SACK bit above cum_psn means cum_psn itself is missing: on a
+	 * FIFO path that is a loss, not reordering. */
+	__builtin_memcpy(holes, ack->sack, sizeof(holes));
+	if (holes[0] | holes[1] | holes[2] | holes[3]) {
+		__sync_fetch_and_add(&sp->loss_marks, 1);
+		sp->last_loss_us = now;
+	}
+	return sample;
+}
+
+static __always_inline int handle_metaroce(struct xdp_md *ctx,
+					   struct mroce_xdp_counters *st,
+					   struct cursor *c, struct pkt *p)
+{
+	struct mroce_conn_key key = {};
+	struct mroce_conn_val *conn;
+	struct mroce_rx_path *rp;
+	struct mroce_hdr *h;
+	struct ack_args a = {};
+	__u64 *redirect_ctr;
+	__u32 hlen, plen, psn;
+	__u16 ext;
+	__u8 op;
+	int valid, rc;
+
+	st->rx_metaroce++;
+	if (p->l4_len < sizeof(*h) + MROCE_ICRC_LEN) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	h = pull_mroce(c);
+	if (!h) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	if (h->version != MROCE_VERSION) {
+		st->drop_bad_version++;
+		return XDP_DROP;
+	}
+	op = h->opcode;
+	ext = mroce_op_ext(op); /* before any length arithmetic */
+	if (!ext) {
+		st->drop_bad_opcode++;
+		return XDP_DROP;
+	}
+	hlen = mroce_ext_len(ext);
+	if ((__u32)h->hdr_words * 4 != hlen) {
+		st->drop_bad_hdr_len++;
+		return XDP_DROP;
+	}
+	if (p->l4_len < hlen + MROCE_ICRC_LEN) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	plen = bpf_ntohs(h->payload_len);
+	if (plen && !mroce_op_has_payload(op)) {
+		st->drop_bad_payload++;
+		return XDP_DROP;
+	}
+	if (plen > MROCE_MAX_PAYLOAD ||
+	    hlen + plen + MROCE_ICRC_LEN != p->l4_len) {
+		st->drop_bad_len++;
+		return XDP_DROP;
+	}
+
+	/* Handshake, close: the daemon's business, known connection or not. */
+	if (ext & MROCE_EXT_CONN)
+		return to_daemon(ctx, st, &st->redirect_ctrl);
+
+	key.id = bpf_ntohl(h->conn_id);
+	key.proto = MROCE_CONN_METAROCE;
+	conn = bpf_map_lookup_elem(&conns, &key);
+	if (!conn) {
+		st->drop_no_conn++;
+		return XDP_DROP;
+	}
+	a.peer_conn_id = conn->peer_conn_id;
+	a.slot = conn->slot;
+	a.path = h->path & (MROCE_MAX_PATHS - 1);
+	a.gen = h->path_gen;
+
+	if (op == MROCE_OP_ACK) {
+		struct mroce_ackh ack;
+
+		if ((void *)(h + 1) + sizeof(ack) > c->end) {
+			st->drop_trunc_hdr++;
+			return XDP_DROP;
+		}
+		__builtin_memcpy(&ack, h + 1, sizeof(ack));
+		rc = mroce_ack_telemetry(a.slot, a.path | (__u32)a.gen << 8,
+					 &ack);
+		if (rc > 0)
+			st->ack_rtt_samples++;
+		else if (rc < 0)
+			st->ack_stale_gen++;
+		return to_daemon(ctx, st, &st->redirect_ack);
+	}
+	if (op == MROCE_OP_NAK)
+		return to_daemon(ctx, st, &st->redirect_ack);
+
+	if (ext & MROCE_EXT_SEQ) {
+		struct mroce_seqh *sq = cur_pull(c, sizeof(*sq));
+
+		if (!sq) {
+			st->drop_trunc_hdr++;
+			return XDP_DROP;
+		}
+		redirect_ctr = &st->redirect_data;
+		psn = bpf_ntohl(sq->psn);
+		a.tsecr = bpf_ntohl(sq->tsval);
+		a.ack_flags = MROCE_ACKF_DUP;
+	} else if (op == MROCE_OP_PROBE) {
+		struct probe_l4 pr;
+
+		if ((void *)h + sizeof(pr) > c->end) {
+			st->drop_trunc_hdr++;
+			return XDP_DROP;
+		}
+		__builtin_memcpy(&pr, h, sizeof(pr));
+		/* its tsecr becomes an RTT sample at the sender: verify */
+		if (!mroce_probe_icrc_ok(&pr)) {
+			st->drop_bad_icrc++;
+			return XDP_DROP;
+		}
+		redirect_ctr = &st->redirect_ctrl;
+		psn = bpf_ntohl(pr.probe.next_psn);
+		a.tsecr = bpf_ntohl(pr.probe.tsval);
+		a.ack_flags = MROCE_ACKF_PROBE;
+	} else {
+		return to_daemon(ctx, st, &st->redirect_ctrl); /* REROLL */
+	}
+
+	rp = rx_path(a.slot, a.path);
+	if (!rp)
+		return to_daemon(ctx, st, redirect_ctr);
+	if (p->ce) {
+		__sync_fetch_and_add(&rp->ce_pending, 1);
+		__sync_fetch_and_add(&rp->ce_total, 1);
+	}
+	if (!cfg_ack_offload || !(conn->flags & MROCE_CONN_F_ACK_OFFLOAD))
+		return to_daemon(ctx, st, redirect_ctr);
+	if (read_rx_state(rp, &a, a.gen, &valid)) {
+		st->ack_offload_busy++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	/* New data always goes to the daemon: only it can place it, and only
+	 * what it placed may be acknowledged. */
+	if (!valid || (a.ack_flags == MROCE_ACKF_DUP && !is_duplicate(&a, psn)))
+		return to_daemon(ctx, st, redirect_ctr);
+	a.hash = mroce_spray_hash(a.peer_conn_id, a.path | (__u32)a.gen << 8,
+				  psn);
+	a.ack_flags |= MROCE_ACKF_XDP;
+	rc = write_ack(ctx, p, &a, rp);
+	if (rc < 0) {
+		st->ack_offload_busy++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	if (rc == XDP_TX) {
+		if (a.ack_flags & MROCE_ACKF_DUP)
+			st->tx_ack_dup++;
+		else
+			st->tx_ack_probe++;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* RoCEv2                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Extension mask | 0x80 of a RoCEv2 opcode we speak, 0 if unknown. */
+static __always_inline __u8 rocev2_op_ext(__u8 op)
+{
+	switch (op) {
+#define RV2_X_CASE(name, code, ext, payload)                                   \
+	case code:                                                             \
+		return 0x80 | (ext) | ((payload) ? 0x40 : 0);
+		ROCEV2_OPS(RV2_X_CASE)
+#undef RV2_X_CASE
+	default:
+		return 0;
+	}
+}
+
+static __always_inline int handle_rocev2(struct xdp_md *ctx,
+					 struct mroce_xdp_counters *st,
+					 struct cursor *c, struct pkt *p)
+{
+	struct mroce_conn_key key = {};
+	struct rocev2_bth *bth;
+	__u32 hlen = sizeof(*bth), rest;
+	__u8 ext;
+
+	st->rx_rocev2++;
+	if (p->l4_len < sizeof(*bth) + MROCE_ICRC_LEN) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	bth = pull_bth(c);
+	if (!bth) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	if (bth->flags & ROCEV2_BTH_TVER_MASK) {
+		st->drop_bad_version++;
+		return XDP_DROP;
+	}
+	ext = rocev2_op_ext(bth->opcode);
+	if (!ext) {
+		st->drop_bad_opcode++;
+		return XDP_DROP;
+	}
+	if (ext & ROCEV2_EXT_RETH)
+		hlen += sizeof(struct rocev2_reth);
+	if (ext & ROCEV2_EXT_AETH)
+		hlen += sizeof(struct rocev2_aeth);
+	if (ext & ROCEV2_EXT_IMM)
+		hlen += sizeof(struct rocev2_immdt);
+	if (p->l4_len < hlen + MROCE_ICRC_LEN) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	rest = p->l4_len - hlen - MROCE_ICRC_LEN; /* payload + pad */
+	if (!(ext & 0x40) && rest) {
+		st->drop_bad_payload++;
+		return XDP_DROP;
+	}
+	/* payload + pad is a multiple of 4 bytes, and holds the pad */
+	if ((rest & 3) || rest < ((bth->flags & ROCEV2_BTH_PAD_MASK) >>
+				  ROCEV2_BTH_PAD_SHIFT)) {
+		st->drop_bad_len++;
+		return XDP_DROP;
+	}
+	key.id = bpf_ntohl(bth->dqpn) & ROCEV2_QPN_MASK;
+	key.proto = MROCE_CONN_ROCEV2;
+	if (!bpf_map_lookup_elem(&conns, &key)) {
+		st->drop_no_conn++;
+		return XDP_DROP;
+	}
+	return to_daemon(ctx, st, &st->redirect_rocev2);
+}
+
+/* ------------------------------------------------------------------ */
+/* L2-L4                                                               */
+/* ------------------------------------------------------------------ */
+
+SEC("xdp.frags")
+int mroce_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct cursor c = {.pos = data, .end = end};
+	struct mroce_xdp_counters *st;
+	struct pkt p = {};
+	struct ethhdr *eth;
+	struct udphdr *uh;
+	__u32 zero = 0, avail, l3off;
+	__u16 dport, proto;
+	__u8 l4proto;
+	int frag = 0;
+
+	st = bpf_map_lookup_elem(&counters, &zero);
+	if (!st)
+		return XDP_PASS;
+	st->rx_packets++;
+
+	eth = pull_eth(&c);
+	if (!eth) {
+		st->pass_not_ip++;
+		return XDP_PASS;
+	}
+	proto = bpf_ntohs(eth->h_proto);
+	__builtin_memcpy(p.dmac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(p.smac, eth->h_source, ETH_ALEN);
+	if (proto == ETH_P_8021Q) {
+		struct vlan_tag *vt = pull_vlan(&c);
+
+		if (!vt) {
+			st->pass_not_ip++;
+			return XDP_PASS;
+		}
+		p.has_vlan = 1;
+		p.vlan_tci = vt->tci;
+		proto = bpf_ntohs(vt->proto);
+	}
+	l3off = c.pos - data;
+	avail = bpf_xdp_get_buff_len(ctx);
+	avail = avail > l3off ? avail - l3off : 0;
+
+	if (proto == ETH_P_IP) {
+		struct iphdr *ih = pull_ipv4(&c);
+		__u32 ihl, tot, sum = 0;
+
+		if (!ih || ih->version != 4 || ih->ihl < 5) {
+			st->pass_malformed_ip++;
+			return XDP_PASS;
+		}
+		l4proto = ih->protocol;
+		if (l4proto != IPPROTO_UDP ||
+		    (ih->frag_off & bpf_htons(0x1fff))) {
+			/* no UDP header here (or a non-first fragment) */
+			st->pass_not_udp++;
+			return XDP_PASS;
+		}
+		frag = !!(ih->frag_off & bpf_htons(0x2000));
+		ihl = ih->ihl * 4;
+		if (cur_skip_ipv4_opts(&c, ihl - 20)) {
+			st->pass_malformed_ip++;
+			return XDP_PASS;
+		}
+		uh = pull_udp(&c);
+		if (!uh) {
+			st->pass_malformed_ip++;
+			return XDP_PASS;
+		}
+		dport = bpf_ntohs(uh->dest);
+		if (dport != cfg_mroce_port && dport != cfg_rocev2_port) {
+			st->pass_other_port++;
+			return XDP_PASS;
+		}
+		/* Ours from here on: malformed means dropped. */
+		if (frag) {
+			st->drop_ip_frag++;
+			return XDP_DROP;
+		}
+		for (__u32 i = 0; i < 30; i++) {
+			__u16 *w = (void *)ih + i * 2;
+
+			if (i * 2 >= ihl || (void *)(w + 1) > end)
+				break;
+			sum += *w;
+		}
+		if (csum_fold(sum)) {
+			st->drop_bad_ip_csum++;
+			return XDP_DROP;
+		}
+		tot = bpf_ntohs(ih->tot_len);
+		if (tot < ihl + sizeof(*uh) || tot > avail) {
+			st->drop_bad_ip_len++;
+			return XDP_DROP;
+		}
+		if (bpf_ntohs(uh->len) != tot - ihl) {
+			st->drop_bad_udp_len++;
+			return XDP_DROP;
+		}
+		p.tos = ih->tos;
+		p.saddr[0] = ih->saddr;
+		p.daddr[0] = ih->daddr;
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr *ih = pull_ipv6(&c);
+		__u32 plen;
+
+		if (!ih || ih->version != 6) {
+			st->pass_malformed_ip++;
+			return XDP_PASS;
+		}
+		if (ih->nexthdr != IPPROTO_UDP) {
+			/* includes extension headers: not ours by design */
+			st->pass_not_udp++;
+			return XDP_PASS;
+		}
+		uh = pull_udp(&c);
+		if (!uh) {
+			st->pass_malformed_ip++;
+			return XDP_PASS;
+		}
+		dport = bpf_ntohs(uh->dest);
+		if (dport != cfg_mroce_port && dport != cfg_rocev2_port) {
+			st->pass_other_port++;
+			return XDP_PASS;
+		}
+		plen = bpf_ntohs(ih->payload_len);
+		if (plen < sizeof(*uh) || plen + 40 > avail) {
+			st->drop_bad_ip_len++;
+			return XDP_DROP;
+		}
+		if (bpf_ntohs(uh->len) != plen) {
+			st->drop_bad_udp_len++;
+			return XDP_DROP;
+		}
+		p.ipv6 = 1;
+		p.tos = ih->priority << 4 | ih->flow_lbl[0] >> 4;
+		__builtin_memcpy(p.saddr, &ih->saddr, 16);
+		__builtin_memcpy(p.daddr, &ih->daddr, 16);
+	} else {
+		st->pass_not_ip++;
+		return XDP_PASS;
+	}
+
+	p.sport = uh->source;
+	p.l4_len = bpf_ntohs(uh->len) - sizeof(*uh);
+	p.ce = (p.tos & 3) == 3;
+	if (p.ce)
+		st->rx_ce++;
+	if (dport == cfg_mroce_port)
+		return handle_metaroce(ctx, st, &c, &p);
+	return handle_rocev2(ctx, st, &c, &p);
+}

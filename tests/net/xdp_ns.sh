@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# xdp_ns.sh - namespace test of the XDP fast path and mrocectl.
+#
+#   tests/net/xdp_ns.sh           run (needs root, veth, native XDP)
+#   tests/net/xdp_ns.sh --probe   exit 77 with a one-line reason when the
+#                                 test cannot run here, else exit 0
+#
+# Two namespaces joined by a veth pair (names unique to this run, removed
+# by a trap). On A: mrocectl attach, a connection and published receive
+# state written with bpftool. From B: real frames sent by a small C helper
+# (valid, duplicate, PROBE, malformed, unknown connection, ARP, UDP 53)
+# and a ping. Checks: the named counters moved exactly as expected (read
+# with `mrocectl stats --json` and with `bpftool map dump`, which must
+# print the field names), the two ACKs the kernel generated arrive at B
+# and parse (ICRC) as XDP ACKs, ping works, the refusals are named, and
+# detach leaves no program and no pins.
+#
+# B runs mroce too (on other ports): veth delivers XDP_TX frames only to a
+# peer that has an XDP program (docs/xdp.md).
+set -u
+
+B=${MROCE_BUILD:-build}
+CTL=$B/bin/mrocectl
+SEND=$B/tests/mroce_xdp_send
+export PATH="$PATH:/usr/sbin:/sbin"
+
+probe() {
+	[ "$(id -u)" -eq 0 ] || { echo "needs root (netns, XDP)"; return 77; }
+	for c in ip bpftool setpriv; do
+		command -v $c >/dev/null 2>&1 ||
+			{ echo "'$c' is not installed"; return 77; }
+	done
+	[ -x "$CTL" ] && [ -x "$SEND" ] ||
+		{ echo "$CTL or $SEND not built"; return 77; }
+	local n=mxp$$
+	ip netns add $n 2>/dev/null ||
+		{ echo "cannot create network namespaces"; return 77; }
+	if ! ip -n $n link add ${n}0 type veth peer name ${n}1 2>/dev/null; then
+		ip netns del $n
+		echo "no veth support"
+		return 77
+	fi
+	ip netns del $n
+	return 0
+}
+
+if [ "${1:-}" = "--probe" ]; then
+	probe
+	exit $?
+fi
+probe >/dev/null || { echo "cannot run: $(probe)"; exit 77; }
+
+ID=mx$$
+NSA=${ID}a NSB=${ID}b
+IFA=${ID}0 IFB=${ID}1
+QA=${ID}q QB=${ID}r
+cleanup() {
+	ip netns del $NSA 2>/dev/null
+	ip netns del $NSB 2>/dev/null
+	true
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+ip netns add $NSA && ip netns add $NSB || fail "netns add"
+ip link add $IFA numtxqueues 1 numrxqueues 1 type veth \
+	peer name $IFB numtxqueues 1 numrxqueues 1 || fail "veth"
+ip link set $IFA netns $NSA && ip link set $IFB netns $NSB || fail "move"
+ip -n $NSA addr add 10.250.0.1/24 dev $IFA
+ip -n $NSB addr add 10.250.0.2/24 dev $IFB
+ip -n $NSA link set $IFA up && ip -n $NSB link set $IFB up || fail "up"
+MAC_A=$(ip -n $NSA -br link show dev $IFA | awk '{print $3}')
+
+# B: an XDP program so that A's XDP_TX frames are delivered; its ports
+# differ so that the ACKs (to 4792) are not its own and reach its stack.
+ip netns exec $NSB $CTL attach $IFB --port 4793 --rocev2-port 4794 \
+	>/dev/null 2>&1 || fail "attach on B"
+
+# Everything that needs A's pins runs in one session: `ip netns exec`
+# mounts a fresh /sys, so bpffs (and the pins) last as long as it does.
+export CTL SEND NSB IFA IFB MAC_A QA QB
+ip netns exec $NSA bash -s <<'EOF'
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+mount -t bpf bpf /sys/fs/bpf || fail "mount bpffs"
+PIN=/sys/fs/bpf/mroce/$IFA
+
+# ---- refusals, each named, exit status 1
+out=$($CTL attach ${IFA}nope 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q NO_IFACE <<<"$out" || fail "missing iface: $rc $out"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $CTL attach $IFA 2>&1)
+rc=$?
+[ $rc -eq 1 ] && grep -q NO_PRIV <<<"$out" || fail "no privileges: $rc $out"
+ip link add $QA numtxqueues 1 numrxqueues 1 type veth \
+	peer name $QB numtxqueues 2 numrxqueues 2 || fail "queue veth"
+out=$($CTL attach $QA 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q NATIVE_REFUSED <<<"$out" &&
+	grep -q numtxqueues <<<"$out" || fail "queue mismatch: $rc $out"
+[ ! -e /sys/fs/bpf/mroce/$QA ] || fail "pins left by a failed attach"
+ip link del $QA
+
+# ---- attach, and a second attach is refused
+$CTL attach $IFA >/dev/null || fail "attach"
+out=$($CTL attach $IFA 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q ALREADY_ATTACHED <<<"$out" || fail "2nd attach: $out"
+$CTL status | grep -q "^$IFA " || fail "status does not list $IFA"
+for m in conns xsks rx_state scoreboard counters; do
+	[ -e $PIN/$m ] || fail "no pin $PIN/$m"
+done
+
+# ---- what the daemon would publish: conn 0x1001 -> slot 5, peer 0x2002,
+# ACK offload; path 3 gen 2 has cum_psn 1000 (index 5 * 64 + 3 = 323)
+bpftool map update pinned $PIN/conns key hex 01 10 00 00 01 00 00 00 \
+	value hex 05 00 00 00 02 20 00 00 01 00 00 00 00 00 00 00 ||
+	fail "conns update"
+bpftool map update pinned $PIN/rx_state key hex 43 01 00 00 value hex \
+	00 00 00 00 e8 03 00 00 02 01 00 00 10 27 00 00 \
+	21 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 \
+	00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 \
+	00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 || fail "rx_state"
+
+# ---- B listens for the two ACKs A's XDP program will send
+ackout=$(mktemp)
+ip netns exec $NSB $SEND --recv-acks 2 --timeout 5000 >$ackout 2>&1 &
+rpid=$!
+for i in $(seq 50); do grep -q listening $ackout && break; sleep 0.1; done
+
+ip netns exec $NSB $SEND --dmac $MAC_A --src 10.250.0.2 --dst 10.250.0.1 \
+	$IFB data dup probe badver badop noconn arp udp53 || fail "send"
+ip netns exec $NSB $SEND --ping 10.250.0.1 || fail "ping through XDP"
+wait $rpid || { cat $ackout; fail "XDP ACKs did not arrive at B"; }
+grep -c "flags 0x06" $ackout | grep -q 1 || fail "no PROBE ACK: $(cat $ackout)"
+grep -c "flags 0x05" $ackout | grep -q 1 || fail "no DUP ACK: $(cat $ackout)"
+rm -f $ackout
+
+# ---- counters: exact for our traffic, at least one for the rest
+json=$($CTL stats $IFA --json) || fail "stats"
+get() { grep -o "\"$1\":[0-9]*" <<<"$json" | cut -d: -f2; }
+for want in rx_metaroce=6 drop_no_xsk=1 tx_ack_dup=1 tx_ack_probe=1 \
+	    drop_bad_version=1 drop_bad_opcode=1 drop_no_conn=1 \
+	    redirect_data=0 drop_bad_ip_csum=0; do
+	n=${want%=*} v=${want#*=}
+	[ "$(get $n)" = "$v" ] || fail "$n = $(get $n), want $v"
+done
+for n in pass_not_ip pass_not_udp pass_other_port; do
+	[ "$(get $n)" -ge 1 ] || fail "$n = $(get $n), want >= 1"
+done
+dump=$(bpftool map dump pinned $PIN/counters) || fail "bpftool dump"
+for n in rx_packets drop_bad_version tx_ack_probe pass_not_ip; do
+	grep -q "\"$n\"" <<<"$dump" || fail "bpftool does not name $n"
+done
+
+# ---- detach leaves nothing behind
+$CTL detach $IFA >/dev/null || fail "detach"
+ip link show dev $IFA | grep -q "prog/xdp" && fail "program left on $IFA"
+[ -e $PIN ] && fail "pins left in $PIN"
+[ -e /sys/fs/bpf/mroce ] && fail "pin root left"
+out=$($CTL detach $IFA 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q NOT_ATTACHED <<<"$out" || fail "2nd detach: $out"
+ip netns exec $NSB $SEND --ping 10.250.0.1 || fail "ping after detach"
+exit 0
+EOF
+rc=$?
+[ $rc -eq 0 ] || exit $rc
+ip netns exec $NSB $CTL detach $IFB >/dev/null || fail "detach on B"
+echo "xdp_ns: all checks passed"
+exit 0

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * `mrocectl bench` (hidden): the XDP program's cost per packet, measured
+ * with bpf_prog_test_run on a private copy of the program and maps (no
+ * interface is touched). Runs in a private network namespace, where an
+ * AF_XDP socket on lo fills the XSKMAP so that redirects take their real
+ * path.
+ *
+ * Two measures: "repeat" runs the program R times inside one syscall (the
+ * kernel's own average; only for cases that leave the frame unchanged,
+ * since repeats reuse the modified frame), and "single" averages the
+ * duration the kernel reports for N one-shot runs (every case; includes
+ * the timer's own cost, so compare cases only within a column).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <xdp/xsk.h>
+
+#include "mrocectl.h"
+#include "mroce/codec.h"
+#include "mroce/xdp.h"
+#include "mroce_xdp.skel.h"
+
+const char help_bench[] =
+	"NAME\n"
+	"    mrocectl bench - cost of the XDP program per packet\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    mrocectl bench [--repeat N] [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Loads a private copy of the program and its maps (nothing is\n"
+	"    attached), builds one frame per case with the codec, and runs it\n"
+	"    with bpf_prog_test_run inside a private network namespace. "
+	"Cases:\n"
+	"    not ours (XDP_PASS), new data to the daemon (parse + steer,\n"
+	"    XDP_REDIRECT) on IPv4 and on IPv6+VLAN, an ACK (telemetry +\n"
+	"    redirect), a duplicate and a PROBE answered with an XDP ACK\n"
+	"    (XDP_TX). Reports nanoseconds per packet: 'repeat' = the "
+	"kernel's\n"
+	"    average over N runs in one call (frames the program does not\n"
+	"    modify), 'single' = average of N one-run calls (every case).\n"
+	"    Quote ratios from one run: the machine is shared.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --repeat N   runs per case (default 200000)\n"
+	"    --json       one JSON object per case\n";
+
+#define CONN 0x1001u
+#define PEER 0x2002u
+#define SLOT 5
+#define PATH 3
+#define GEN 2
+#define CUM 1000u
+
+struct bcase {
+	const char *name;
+	uint8_t op;
+	uint32_t psn;
+	bool ipv6, vlan, modifies;
+	uint16_t dport;
+};
+
+static const struct bcase cases[] = {
+	{"not ours: udp to port 53", MROCE_OP_SEND, CUM, false, false, false,
+	 53},
+	{"new data 1 KiB -> daemon", MROCE_OP_SEND, CUM, false, false, false,
+	 MROCE_UDP_PORT},
+	{"new data 1 KiB, ipv6+vlan -> daemon", MROCE_OP_SEND, CUM, true, true,
+	 false, MROCE_UDP_PORT},
+	{"ACK -> telemetry + daemon", MROCE_OP_ACK, 0, false, false, false,
+	 MROCE_UDP_PORT},
+	{"duplicate -> XDP ACK", MROCE_OP_SEND, CUM - 1, false, false, true,
+	 MROCE_UDP_PORT},
+	{"PROBE -> XDP ACK", MROCE_OP_PROBE, 1, false, false, true,
+	 MROCE_UDP_PORT},
+};
+
+static int build(const struct bcase *c, uint8_t *buf, size_t cap)
+{
+	static uint8_t payload[1024];
+	struct mroce_frame_spec s = {.vlan = c->vlan ? 100 : -1};
+	struct mroce_mr_pkt p = {0};
+	size_t hl;
+	int l4;
+
+	memcpy(s.dmac, "\x02\0\0\0\0\x02", 6);
+	memcpy(s.smac, "\x02\0\0\0\0\x01", 6);
+	s.l3.family = c->ipv6 ? AF_INET6 : AF_INET;
+	s.l3.src[0] = c->ipv6 ? 0xfd : 10;
+	s.l3.dst[0] = c->ipv6 ? 0xfd : 10;
+	s.l3.src[c->ipv6 ? 15 : 3] = 1;
+	s.l3.dst[c->ipv6 ? 15 : 3] = 2;
+	s.l3.ttl = 64;
+	s.sport = 0xc123;
+	s.dport = c->dport;
+	p.opcode = c->op;
+	p.conn_id = CONN;
+	p.path = c->op == MROCE_OP_ACK ? 0 : PATH;
+	p.path_gen = c->op == MROCE_OP_ACK ? 0 : GEN;
+	p.psn = c->psn;
+	p.next_psn = c->psn;
+	p.tsval = mroce_now_us();
+	p.ack.tsecr = mroce_now_us();
+	p.msg_len = sizeof(payload);
+	if (c->op == MROCE_OP_SEND) {
+		p.payload = payload;
+		p.payload_len = sizeof(payload);
+	}
+	hl = mroce_frame_hdr_len(&s);
+	l4 = mroce_mr_build(&p, buf + hl, cap - hl);
+	if (l4 < 0)
+		return l4;
+	return mroce_frame_build(&s, (size_t)l4, buf, cap);
+}
+
+static int fixture(struct mroce_xdp_maps *m)
+{
+	struct mroce_conn_val v = {.slot = SLOT,
+				   .peer_conn_id = PEER,
+				   .flags = MROCE_CONN_F_ACK_OFFLOAD};
+	uint8_t sack[MROCE_SACK_BYTES] = {0x21};
+	struct mroce_sb_conn *sb = &m->scoreboard[SLOT];
+	int err;
+
+	err = mroce_xdp_conn_add(m, MROCE_CONN_METAROCE, CONN, &v);
+	if (err)
+		return err;
+	mroce_rx_publish(mroce_xdp_rx_path(m, SLOT, PATH), GEN,
+			 MROCE_RXP_F_VALID, CUM, 10000, sack);
+	sb->n_paths = 8;
+	for (int i = 0; i < 8; i++) {
+		sb->path[i].sport = (uint16_t)(0xc000 + i);
+		sb->active_mask |= 1ull << i;
+		sb->path[i].srtt_us = 20 + (uint32_t)i;
+	}
+	return 0;
+}
+
+/* Private namespace, lo up, an AF_XDP socket on lo queue 0 in xsks[0]. */
+static int bind_xsk(struct mroce_xdp_maps *m)
+{
+	struct xsk_socket_config cfg = {
+		.rx_size = 64,
+		.tx_size = 64,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = XDP_FLAGS_SKB_MODE,
+		.bind_flags = XDP_COPY,
+	};
+	static struct xsk_ring_prod fq, tx;
+	static struct xsk_ring_cons cq, rx;
+	static struct xsk_umem *umem;
+	static struct xsk_socket *xsk;
+	struct ifreq ifr = {.ifr_name = "lo"};
+	size_t sz = 64 * 4096;
+	void *area;
+	int s;
+
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return -errno;
+	if (!ioctl(s, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+	area = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return -errno;
+	if (xsk_umem__create(&umem, area, sz, &fq, &cq, NULL) ||
+	    xsk_socket__create(&xsk, "lo", 0, umem, &rx, &tx, &cfg))
+		return -EIO;
+	return mroce_xdp_xsk_set(m, 0, xsk_socket__fd(xsk));
+}
+
+static const char *verdict(unsigned int v)
+{
+	static const char *const n[] = {"ABORTED", "DROP", "PASS", "TX",
+					"REDIRECT"};
+
+	return v <= 4 ? n[v] : "?";
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"repeat", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{0}};
+	static uint8_t in[4096], out[4096];
+	struct mroce_xdp_maps m;
+	struct mroce_xdp *skel;
+	long repeat = 200000;
+	bool json = false;
+	int c, fd, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'r') {
+			repeat = strtol(optarg, NULL, 10);
+			if (repeat < 1 || repeat > 100000000) {
+				fprintf(stderr,
+					"mrocectl: bench: bad --repeat\n");
+				return 2;
+			}
+		} else if (c == 'j') {
+			json = true;
+		} else {
+			fprintf(stderr, "mrocectl: bench: unknown option (see "
+					"mrocectl bench --help)\n");
+			return 2;
+		}
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "mrocectl: bench: NO_PRIV: %s\n",
+			mroce_xdp_err_text(-MROCE_XDP_E_NO_PRIV));
+		return 1;
+	}
+	skel = mroce_xdp__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "mrocectl: bench: LOAD: %s\n",
+			mroce_xdp_err_text(-MROCE_XDP_E_LOAD));
+		return 1;
+	}
+	fd = bpf_program__fd(skel->progs.mroce_xdp);
+	err = mroce_xdp_maps_from_fds(&m, bpf_map__fd(skel->maps.conns),
+				      bpf_map__fd(skel->maps.xsks),
+				      bpf_map__fd(skel->maps.rx_state),
+				      bpf_map__fd(skel->maps.scoreboard),
+				      bpf_map__fd(skel->maps.counters));
+	if (!err)
+		err = fixture(&m);
+	if (!err)
+		err = bind_xsk(&m);
+	if (err) {
+		fprintf(stderr, "mrocectl: bench: setup failed: %s\n",
+			err < 0 && -err < MROCE_XDP_E__COUNT
+				? mroce_xdp_err_name(err)
+				: strerror(-err));
+		mroce_xdp__destroy(skel);
+		return 1;
+	}
+	if (!json)
+		printf("%-38s %-9s %14s %14s\n", "case", "verdict",
+		       "repeat ns/pkt", "single ns/pkt");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bcase *bc = &cases[i];
+		double rep = -1, single;
+		unsigned long long sum = 0;
+		unsigned int v = 0;
+		int len = build(bc, in, sizeof(in));
+
+		if (len < 0) {
+			fprintf(stderr, "mrocectl: bench: build: %s\n",
+				mroce_err_name(len));
+			break;
+		}
+		if (!bc->modifies) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+				    .data_size_in = (uint32_t)len,
+				    .repeat = (int)repeat);
+			if (bpf_prog_test_run_opts(fd, &o) == 0)
+				rep = o.duration;
+		}
+		for (long r = 0; r < repeat; r++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+				    .data_size_in = (uint32_t)len,
+				    .data_out = out,
+				    .data_size_out = sizeof(out), .repeat = 1);
+			if (bpf_prog_test_run_opts(fd, &o))
+				break;
+			sum += o.duration;
+			v = o.retval;
+		}
+		single = (double)sum / (double)repeat;
+		if (json) {
+			char r[32] = "null"; /* not measurable: see above */
+
+			if (rep >= 0)
+				snprintf(r, sizeof(r), "%.1f", rep);
+			printf("{\"case\":\"%s\",\"verdict\":\"%s\","
+			       "\"repeat_ns\":%s,\"single_ns\":%.1f,"
+			       "\"runs\":%ld}\n",
+			       bc->name, verdict(v), r, single, repeat);
+		} else if (rep >= 0)
+			printf("%-38s %-9s %14.1f %14.1f\n", bc->name,
+			       verdict(v), rep, single);
+		else
+			printf("%-38s %-9s %14s %14.1f\n", bc->name, verdict(v),
+			       "-", single);
+	}
+	mroce_xdp_maps_close(&m);
+	mroce_xdp__destroy(skel);
+	return 0;
+}
