@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The mroce transport engine: sans-IO, deterministic, single-threaded.
+ *
+ * The engine owns verbs objects (MRs, CQs, QPs) and connection/path state,
+ * and is driven only through calls:
+ *   packets in   mroce_engine_rx()
+ *   work in      mroce_post_send() / mroce_post_recv()
+ *   time in      every call takes `now` (nanoseconds, any monotonic origin)
+ *   packets out  mroce_engine_tx() fills caller-provided buffers
+ *   completions  mroce_poll_cq()
+ *   timers       mroce_engine_next_timer() says when to call again
+ * It opens no sockets, reads no clock, starts no thread and keeps no global
+ * state, so it runs the same under the simulator, the daemon and in tests.
+ *
+ * Error convention of this layer: 0 (or a count) on success, a NEGATIVE
+ * errno on failure (-EINVAL bad argument, -ENOMEM out of resources,
+ * -ENOENT no such object, -EAGAIN queue full, -EPERM wrong QP state or
+ * access, -EBUSY object in use). The engine never prints.
+ *
+ * Both transports live behind this one API:
+ *   MROCE_TRANSPORT_METAROCE  multipath spraying, per-path PSN + SACK,
+ *                             selective retransmit, CC, OOO placement
+ *   MROCE_TRANSPORT_ROCEV2    standard RC: one source port per QP, strict
+ *                             in-order PSNs, NAK sequence error, go-back-N
+ * For RoCEv2 the ICRC covers the IP header, which the engine never sees:
+ * the framing layer (daemon, simulator) fills it on transmit and verifies
+ * it on receive; the engine leaves the 4 ICRC bytes in place.
+ */
+#ifndef MROCE_ENGINE_H
+#define MROCE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum mroce_transport {
+	MROCE_TRANSPORT_METAROCE = 1,
+	MROCE_TRANSPORT_ROCEV2 = 2,
+};
+
+struct mroce_engine;
+
+struct mroce_engine_cfg {
+	uint8_t transport;	/* enum mroce_transport */
+	uint8_t npaths;		/* MetaRoCE paths per connection (default 8) */
+	uint16_t mtu;		/* max payload bytes per packet (default 4096) */
+	uint64_t seed;		/* RNG seed: ISNs, keys, conn ids, ports */
+	uint8_t secret[16];	/* cookie key (random in production) */
+	uint32_t max_conns;	/* default 4096 */
+	uint32_t max_qps;	/* default 4096 */
+	uint32_t max_mrs;	/* default 1024 */
+	uint64_t link_bps;	/* local line rate, for pacing/fair share */
+	uint32_t rto_min_us;	/* default 200 */
+	uint8_t retry_cnt;	/* retries before RETRY_EXC_ERR (default 7) */
+	uint8_t rnr_retry;	/* RNR retries, 7 = infinite (default 7) */
+};
+
+/* Fill defaults for every zero field. */
+void mroce_engine_cfg_default(struct mroce_engine_cfg *cfg);
+int mroce_engine_create(const struct mroce_engine_cfg *cfg,
+			struct mroce_engine **out);
+void mroce_engine_destroy(struct mroce_engine *e);
+
+/* ------------------------------------------------------------------ */
+/* Peers: the I/O layer's address book. A peer is one remote endpoint  */
+/* (node). MetaRoCE runs one connection per peer.                      */
+/* ------------------------------------------------------------------ */
+struct mroce_peer_addr {
+	uint8_t family;		/* AF_INET / AF_INET6 */
+	uint8_t addr[16];	/* remote address (cookie input) */
+	uint8_t local[16];	/* local address (cookie input) */
+};
+
+/* Returns a peer id >= 0 (stable for the engine's life) or -errno. The same
+ * address twice returns the same id. */
+int mroce_peer_add(struct mroce_engine *e, const struct mroce_peer_addr *a);
+
+/* ------------------------------------------------------------------ */
+/* Verbs objects                                                        */
+/* ------------------------------------------------------------------ */
+enum mroce_access {
+	MROCE_ACCESS_LOCAL_WRITE = 1 << 0,
+	MROCE_ACCESS_REMOTE_WRITE = 1 << 1,
+	MROCE_ACCESS_REMOTE_READ = 1 << 2,
+};
+
+struct mroce_mr {
+	uint64_t addr;		/* start (a pointer in this process) */
+	uint64_t length;
+	uint32_t lkey, rkey;	/* random, never 0 */
+	uint32_t access;
+};
+
+int mroce_reg_mr(struct mroce_engine *e, void *addr, size_t len,
+		 uint32_t access, struct mroce_mr *out);
+int mroce_dereg_mr(struct mroce_engine *e, uint32_t lkey);
+
+/* Returns a CQ id >= 0 or -errno. depth = max unpolled completions; an
+ * overflowing CQ moves its QPs to ERR (as ibverbs reports CQ overrun). */
+int mroce_create_cq(struct mroce_engine *e, uint32_t depth);
+int mroce_destroy_cq(struct mroce_engine *e, int cq);
+
+enum mroce_qp_state {
+	MROCE_QPS_RESET = 0,
+	MROCE_QPS_INIT,
+	MROCE_QPS_RTR,
+	MROCE_QPS_RTS,
+	MROCE_QPS_ERR,
+};
+const char *mroce_qp_state_name(enum mroce_qp_state s);
+
+struct mroce_qp_init_attr {
+	int send_cq, recv_cq;
+	uint32_t max_send_wr, max_recv_wr;
+};
+
+/* Returns the QP number (24-bit, random, never 0) or -errno. */
+int mroce_create_qp(struct mroce_engine *e,
+		    const struct mroce_qp_init_attr *attr);
+int mroce_destroy_qp(struct mroce_engine *e, uint32_t qpn);
+
+enum mroce_qp_attr_mask {
+	MROCE_QP_STATE = 1 << 0,
+	MROCE_QP_ACCESS_FLAGS = 1 << 1,	/* INIT: remote access allowed */
+	MROCE_QP_DEST = 1 << 2,		/* RTR: peer + dest_qpn */
+	MROCE_QP_RQ_PSN = 1 << 3,	/* RTR (RoCEv2): expected PSN */
+	MROCE_QP_SQ_PSN = 1 << 4,	/* RTS (RoCEv2): first send PSN */
+};
+
+struct mroce_qp_attr {
+	enum mroce_qp_state state;
+	uint32_t access;	/* enum mroce_access bits */
+	int peer;		/* from mroce_peer_add */
+	uint32_t dest_qpn;
+	uint32_t rq_psn, sq_psn;
+};
+
+/* ibverbs-style transitions: RESET->INIT->RTR->RTS, any->ERR, any->RESET.
+ * A transition ibverbs does not allow returns -EPERM and changes nothing.
+ * In MetaRoCE mode, RTR starts the connection handshake to the peer if
+ * there is no connection yet (sends wait for it to complete). */
+int mroce_modify_qp(struct mroce_engine *e, uint32_t qpn,
+		    const struct mroce_qp_attr *attr, uint32_t mask,
+		    uint64_t now);
+int mroce_query_qp(struct mroce_engine *e, uint32_t qpn,
+		   struct mroce_qp_attr *attr);
+
+/* Work requests (one scatter/gather element each in v0). */
+struct mroce_sge {
+	uint64_t addr;		/* inside the MR of lkey */
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum mroce_wr_opcode {
+	MROCE_WR_SEND = 0,
+	MROCE_WR_SEND_WITH_IMM,
+	MROCE_WR_RDMA_WRITE,
+	MROCE_WR_RDMA_WRITE_WITH_IMM,
+	MROCE_WR_RDMA_READ,
+};
+
+enum mroce_send_flags {
+	MROCE_SEND_SIGNALED = 1 << 0,	/* completion on success */
+	MROCE_SEND_SOLICITED = 1 << 1,
+};
+
+struct mroce_send_wr {
+	uint64_t wr_id;
+	enum mroce_wr_opcode opcode;
+	uint32_t send_flags;
+	struct mroce_sge sge;
+	uint32_t imm;		/* *_WITH_IMM */
+	uint64_t remote_addr;	/* WRITE / READ */
+	uint32_t rkey;
+};
+
+struct mroce_recv_wr {
+	uint64_t wr_id;
+	struct mroce_sge sge;
+};
+
+/* 0, or -errno with nothing queued (-EPERM: QP not in RTS, -EAGAIN: send
+ * queue full, -EINVAL: bad lkey/length/opcode). */
+int mroce_post_send(struct mroce_engine *e, uint32_t qpn,
+		    const struct mroce_send_wr *wr, uint64_t now);
+/* Allowed from INIT on. */
+int mroce_post_recv(struct mroce_engine *e, uint32_t qpn,
+		    const struct mroce_recv_wr *wr);
+
+enum mroce_wc_status {
+	MROCE_WC_SUCCESS = 0,
+	MROCE_WC_LOC_LEN_ERR,
+	MROCE_WC_LOC_QP_OP_ERR,
+	MROCE_WC_LOC_PROT_ERR,
+	MROCE_WC_WR_FLUSH_ERR,
+	MROCE_WC_REM_INV_REQ_ERR,
+	MROCE_WC_REM_ACCESS_ERR,
+	MROCE_WC_REM_OP_ERR,
+	MROCE_WC_RETRY_EXC_ERR,
+	MROCE_WC_RNR_RETRY_EXC_ERR,
+	MROCE_WC_GENERAL_ERR,
+};
+const char *mroce_wc_status_str(enum mroce_wc_status s);
+
+enum mroce_wc_opcode {
+	MROCE_WC_SEND = 0,
+	MROCE_WC_RDMA_WRITE,
+	MROCE_WC_RDMA_READ,
+	MROCE_WC_RECV,
+	MROCE_WC_RECV_RDMA_WITH_IMM,
+};
+
+#define MROCE_WC_WITH_IMM 1u
+
+struct mroce_wc {
+	uint64_t wr_id;
+	enum mroce_wc_status status;
+	enum mroce_wc_opcode opcode;
+	uint32_t byte_len;	/* receives: bytes received */
+	uint32_t imm;
+	uint32_t qpn;
+	uint32_t flags;		/* MROCE_WC_WITH_IMM */
+};
+
+/* Returns the number of completions written (0..n) or -errno. */
+int mroce_poll_cq(struct mroce_engine *e, int cq, struct mroce_wc *wc,
+		  int n);
+
+/* ------------------------------------------------------------------ */
+/* Packet I/O                                                           */
+/* ------------------------------------------------------------------ */
+struct mroce_rx_meta {
+	int peer;		/* from mroce_peer_add (source address) */
+	uint16_t sport;		/* UDP source port seen */
+	bool ce;		/* IP ECN field was CE (11) */
+};
+
+/* Hand one received UDP payload to the engine. Returns 0 when consumed,
+ * or a negative codec error (-MROCE_E_*) / -errno when dropped; drops are
+ * also counted in the engine stats. Never keeps a pointer to buf. */
+int mroce_engine_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		    const void *buf, size_t len, uint64_t now);
+
+struct mroce_tx_pkt {
+	uint8_t *buf;		/* caller-provided, buf_cap bytes */
+	uint32_t len;		/* set by the engine: UDP payload length */
+	int peer;		/* set: destination peer */
+	uint16_t sport;		/* set: UDP source port (path entropy) */
+	uint16_t dport;		/* set: 4792 or 4791 */
+	bool ect;		/* set: send as ECN-capable (ECT(0)) */
+};
+
+/* Produce up to n packets that may be sent now (window and pacing
+ * permitting). Returns the count filled. */
+int mroce_engine_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts,
+		    int n, size_t buf_cap, uint64_t now);
+
+/* Run timers due at `now` (retransmission, probes, pacing, handshake). */
+void mroce_engine_tick(struct mroce_engine *e, uint64_t now);
+
+/* Earliest time the engine needs tick() or tx() again; UINT64_MAX when
+ * idle. Packets already sendable make it return <= now. */
+uint64_t mroce_engine_next_timer(const struct mroce_engine *e, uint64_t now);
+
+/* ------------------------------------------------------------------ */
+/* Introspection                                                        */
+/* ------------------------------------------------------------------ */
+#define MROCE_ENGINE_STATS(X)                                                  \
+	X(tx_pkts) X(tx_bytes) X(rx_pkts) X(rx_bytes) X(tx_data_pkts)          \
+	X(rx_data_pkts) X(tx_acks) X(rx_acks) X(tx_naks) X(rx_naks)            \
+	X(retransmits) X(rx_dup) X(rx_ooo) X(rx_out_of_window) X(rx_malformed) \
+	X(rx_no_conn) X(rx_bad_rkey) X(rx_stale_path) X(ce_marks)              \
+	X(path_rerolls) X(rto_fires) X(probes_sent) X(msgs_completed)          \
+	X(bytes_completed) X(handshakes)
+
+struct mroce_engine_stats {
+#define MROCE_X_STAT(n) uint64_t n;
+	MROCE_ENGINE_STATS(MROCE_X_STAT)
+#undef MROCE_X_STAT
+};
+
+void mroce_engine_get_stats(const struct mroce_engine *e,
+			    struct mroce_engine_stats *st);
+
+struct mroce_path_info {
+	uint16_t sport;
+	uint8_t gen;
+	bool alive;
+	uint32_t srtt_us;
+	uint32_t cwnd_pkts;
+	uint32_t inflight;
+	uint64_t tx_pkts, retransmits, ce_marks;
+};
+
+/* MetaRoCE: info on path `idx` of the connection to `peer`. RoCEv2: idx 0
+ * is the QP's fixed port. Returns -ENOENT past the last path. */
+int mroce_engine_path_info(const struct mroce_engine *e, int peer, int idx,
+			   struct mroce_path_info *out);
+
+/* Bytes of engine memory per connection (for the scale report). */
+size_t mroce_engine_conn_mem(const struct mroce_engine *e);
+
+#endif /* MROCE_ENGINE_H */

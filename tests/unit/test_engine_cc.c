@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Tests of user/engine/cc.c: the per-path window rules, loss response,
+ * receiver fair share, and an 8-to-1 incast through the test pump.
+ */
+#include "../harness.h"
+#include "engine_pump.h"
+#include "../../user/engine/metaroce_int.h"
+
+static struct mroce_engine *mk(void)
+{
+	struct mroce_engine_cfg cfg = { .seed = 1, .link_bps = 100000000000ull };
+	struct mroce_engine *e;
+
+	ck_assert_int_eq(mroce_engine_create(&cfg, &e), 0);
+	return e;
+}
+
+START_TEST(mr_cc_on_ack__four_quadrants)
+{
+	struct mroce_engine *e = mk();
+	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	uint32_t w0;
+
+	mr_cc_init(e, &p);
+	w0 = p.cc.cwnd;
+	/* low delay, no ECN: proportional increase */
+	mr_cc_on_ack(e, NULL, &p, 4, 0, 10, 1000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 2 * 256);
+	/* high delay, no ECN: about one packet per window */
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, NULL, &p, 18, 0, 100, 2000);
+	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), w0 / 256 + 1);
+	/* low delay with ECN: unchanged */
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, NULL, &p, 4, 3, 10, 3000);
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	/* high delay with ECN: multiplicative decrease, once per RTT */
+	mr_cc_on_ack(e, NULL, &p, 4, 3, 100, 100000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 * 7 / 10);
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, NULL, &p, 4, 3, 100, 100000 + 5000);
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	mr_cc_on_ack(e, NULL, &p, 4, 3, 100, 100000 + 20000);
+	ck_assert_uint_lt(p.cc.cwnd, w0);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(mr_cc_on_loss__cuts_with_floor_and_cap)
+{
+	struct mroce_engine *e = mk();
+	struct mr_path p = { .srtt_us = 10 };
+	uint64_t now = 1000000;
+
+	mr_cc_init(e, &p);
+	for (int i = 0; i < 100; i++) {
+		now += 20000;
+		mr_cc_on_loss(e, &p, now);
+	}
+	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 1);
+	p.inflight = 1;
+	ck_assert_uint_eq(mr_cc_room(&p), 0);
+	for (int i = 0; i < 10000; i++)
+		mr_cc_on_ack(e, NULL, &p, 8, 0, 0, now);
+	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), MR_PATH_WIN);
+	mr_cc_on_timeout(e, &p);
+	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 8);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(mr_cc_fair_share__divides_link_among_active_senders)
+{
+	struct mroce_engine *e = mk();
+	struct mr_conn c[4];
+	uint64_t now = 5000000;
+
+	memset(c, 0, sizeof(c));
+	ck_assert_uint_eq(mr_cc_fair_share(e, NULL, now), 100000000000ull);
+	for (int i = 0; i < 4; i++)
+		mr_cc_fair_share(e, &c[i], now + (uint64_t)i);
+	ck_assert_uint_eq(mr_cc_fair_share(e, &c[0], now + 10),
+			  25000000000ull);
+	/* next epoch: still remembered (previous epoch counts) */
+	ck_assert_uint_eq(mr_cc_fair_share(e, &c[0], now + MR_FAIR_EPOCH_NS),
+			  25000000000ull);
+	/* long silence: only the one sender left */
+	ck_assert_uint_eq(mr_cc_fair_share(e, &c[1],
+					   now + 10 * MR_FAIR_EPOCH_NS),
+			  100000000000ull);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(mr_cc_rate__honours_receiver_hint)
+{
+	struct mroce_engine *e = mk();
+	struct mr_conn c;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull / 4);
+	c.hint_bps = 100000000000ull;
+	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull);
+	c.hint_bps = 12500000000ull;
+	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 12500000000ull);
+	c.hint_bps = 400000000000ull;
+	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+/* 8 senders WRITE 1 MiB each to one receiver. */
+struct incast {
+	int cq[PUMP_MAX];
+	uint32_t qpn[PUMP_MAX][PUMP_MAX];
+	int done;
+	uint8_t *src, *dst;
+	size_t len;
+};
+
+static bool cond_all_hinted(struct pump *p, void *arg)
+{
+	for (int i = 1; i < p->n; i++) {
+		struct mr_engine *t = p->e[i]->tp;
+		struct mr_conn *c = t->by_peer[p->peer[i][0]];
+
+		if (!c || c->hint_bps == 0 ||
+		    c->hint_bps > 100000000000ull / 8)
+			return false;
+	}
+	return true;
+}
+
+static bool cond_all_done(struct pump *p, void *arg)
+{
+	struct incast *ic = arg;
+	struct mroce_wc wc[8];
+
+	for (int i = 1; i < p->n; i++) {
+		int n = mroce_poll_cq(p->e[i], ic->cq[i], wc, 8);
+
+		for (int k = 0; k < n; k++) {
+			ck_assert_int_eq(wc[k].status, MROCE_WC_SUCCESS);
+			ic->done++;
+		}
+	}
+	return ic->done == p->n - 1;
+}
+
+static void incast_setup(struct pump *p, struct incast *ic)
+{
+	struct mroce_engine_cfg cfg = { .seed = 9, .mtu = 4096,
+					.link_bps = 100000000000ull };
+	struct mroce_mr mr[PUMP_MAX];
+
+	memset(ic, 0, sizeof(*ic));
+	ic->len = 1 << 20;
+	ic->src = malloc(ic->len);
+	ic->dst = calloc(8, ic->len);
+	for (size_t i = 0; i < ic->len; i++)
+		ic->src[i] = (uint8_t)(i * 13);
+	ck_assert_int_eq(pump_init(p, 9, &cfg), 0);
+	p->delay = 5000;
+	for (int i = 0; i < 9; i++) {
+		ic->cq[i] = mroce_create_cq(p->e[i], 256);
+		ck_assert_int_eq(mroce_reg_mr(p->e[i], i ? ic->src : ic->dst,
+					      i ? ic->len : 8 * ic->len,
+					      MROCE_ACCESS_LOCAL_WRITE |
+						      MROCE_ACCESS_REMOTE_WRITE,
+					      &mr[i]),
+				 0);
+	}
+	for (int i = 1; i < 9; i++) {
+		struct mroce_qp_init_attr ia = { ic->cq[i], ic->cq[i], 16, 16 };
+		struct mroce_qp_init_attr ra = { ic->cq[0], ic->cq[0], 16, 16 };
+		struct mroce_qp_attr a = { .access = MROCE_ACCESS_REMOTE_WRITE };
+
+		ic->qpn[i][0] = (uint32_t)mroce_create_qp(p->e[i], &ia);
+		ic->qpn[0][i] = (uint32_t)mroce_create_qp(p->e[0], &ra);
+		for (int side = 0; side < 2; side++) {
+			struct mroce_engine *e = side ? p->e[0] : p->e[i];
+			uint32_t me = side ? ic->qpn[0][i] : ic->qpn[i][0];
+
+			a.state = MROCE_QPS_INIT;
+			ck_assert_int_eq(
+				mroce_modify_qp(e, me, &a,
+						MROCE_QP_STATE |
+							MROCE_QP_ACCESS_FLAGS,
+						p->now),
+				0);
+			a.state = MROCE_QPS_RTR;
+			a.peer = side ? p->peer[0][i] : p->peer[i][0];
+			a.dest_qpn = side ? ic->qpn[i][0] : ic->qpn[0][i];
+			ck_assert_int_eq(mroce_modify_qp(e, me, &a,
+							 MROCE_QP_STATE |
+								 MROCE_QP_DEST,
+							 p->now),
+					 0);
+			a.state = MROCE_QPS_RTS;
+			ck_assert_int_eq(mroce_modify_qp(e, me, &a,
+							 MROCE_QP_STATE,
+							 p->now),
+					 0);
+		}
+	}
+	for (int i = 1; i < 9; i++) {
+		struct mroce_send_wr wr = {
+			.wr_id = (uint64_t)i,
+			.opcode = MROCE_WR_RDMA_WRITE,
+			.send_flags = MROCE_SEND_SIGNALED,
+			.sge = { (uint64_t)(uintptr_t)ic->src,
+				 (uint32_t)ic->len, mr[i].lkey },
+			.remote_addr = (uint64_t)(uintptr_t)(ic->dst +
+							     (i - 1) * ic->len),
+			.rkey = mr[0].rkey,
+		};
+
+		ck_assert_int_eq(mroce_post_send(p->e[i], ic->qpn[i][0], &wr,
+						 p->now),
+				 0);
+	}
+}
+
+static void incast_fini(struct pump *p, struct incast *ic)
+{
+	for (int i = 0; i < 8; i++)
+		ck_assert(!memcmp(ic->dst + i * ic->len, ic->src, ic->len));
+	ck_assert_uint_eq(p->spins, 0);	/* next_timer() never lied */
+	pump_fini(p);
+	free(ic->src);
+	free(ic->dst);
+}
+
+/* Within a few RTTs every sender paces at the receiver's fair share. */
+START_TEST(incast__eight_senders_converge_to_fair_share)
+{
+	static struct pump p;
+	struct incast ic;
+	uint64_t t0;
+
+	incast_setup(&p, &ic);
+	t0 = p.now;
+	ck_assert(pump_run(&p, cond_all_hinted, NULL, 1000000000ull));
+	/* handshake (2 RTT) + first data RTT + a couple more */
+	ck_assert_uint_le(p.now - t0, 6 * 2 * p.delay);
+	ck_assert(pump_run(&p, cond_all_done, &ic, 5000000000ull));
+	for (int i = 1; i < 9; i++) {
+		struct mr_engine *t = p.e[i]->tp;
+		struct mr_conn *c = t->by_peer[p.peer[i][0]];
+
+		ck_assert_uint_le(mr_cc_rate(p.e[i], c, p.now),
+				  100000000000ull / 8);
+	}
+	incast_fini(&p, &ic);
+}
+END_TEST
+
+/* Through a real bottleneck (the receiver's 100G downlink, 100 us of
+ * buffer, ECN above 5 us): no collapse. The 8 MiB take less than 1.5x
+ * their serialisation time and at most 1% is dropped. */
+START_TEST(incast__bottleneck_does_not_collapse)
+{
+	static struct pump p;
+	struct incast ic;
+	struct mroce_engine_stats st;
+	uint64_t t0, ideal = 8ull * (1 << 20) * 8 * 1000000000ull /
+			     100000000000ull;
+	uint64_t data = 0;
+
+	incast_setup(&p, &ic);
+	p.link_bps = 100000000000ull;
+	p.ecn_ns = 5000;
+	p.limit_ns = 100000;
+	t0 = p.now;
+	ck_assert(pump_run(&p, cond_all_done, &ic, 5000000000ull));
+	for (int i = 1; i < 9; i++) {
+		mroce_engine_get_stats(p.e[i], &st);
+		data += st.tx_data_pkts;
+	}
+	ck_assert_msg(p.now - t0 < ideal * 3 / 2 && p.qdrops * 100 <= data,
+		      "incast: %llu us (ideal %llu us), %llu data pkts, %llu "
+		      "dropped, %llu CE, max queue %llu us",
+		      (unsigned long long)(p.now - t0) / 1000,
+		      (unsigned long long)ideal / 1000,
+		      (unsigned long long)data, (unsigned long long)p.qdrops,
+		      (unsigned long long)p.qmarks,
+		      (unsigned long long)p.max_qdelay / 1000);
+	incast_fini(&p, &ic);
+}
+END_TEST
+
+MROCE_SUITE(engine_cc_suite)
+Suite *engine_cc_suite(void)
+{
+	Suite *s = suite_create("engine_cc");
+	TCase *tc = tcase_create("cc");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, mr_cc_on_ack__four_quadrants);
+	tcase_add_test(tc, mr_cc_on_loss__cuts_with_floor_and_cap);
+	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);
+	tcase_add_test(tc, mr_cc_rate__honours_receiver_hint);
+	tcase_add_test(tc, incast__eight_senders_converge_to_fair_share);
+	tcase_add_test(tc, incast__bottleneck_does_not_collapse);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,2451 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * MetaRoCE transport: one connection per peer, one ordered stream per QP,
+ * npaths paths per connection (one UDP source port each). See
+ * docs/engine.md for the algorithms; the key invariants are:
+ *
+ *  - A PSN is acknowledged (cum_psn / SACK) only when its packet was
+ *    accepted: data placed, request recorded. A refused packet (RNR, bad
+ *    rkey, ...) leaves a hole and gets a NAK, so an ACK can never make the
+ *    sender believe refused data arrived, even if the NAK is lost.
+ *  - Holes are filled by retransmitting the SAME PSN on the same path
+ *    generation, or discarded by retiring the path (new generation, new
+ *    PSN space, new source port); entries of a retired path are resent
+ *    on other paths with new PSNs.
+ *  - Message-level duplicate suppression uses a per-message segment
+ *    bitmap at the receiver; completions are delivered in msn order.
+ */
+#include <stdlib.h>
+
+#include "metaroce_int.h"
+
+static inline struct mr_engine *T(const struct mroce_engine *e)
+{
+	return e->tp;
+}
+
+static inline uint32_t now_us(uint64_t now)
+{
+	return (uint32_t)(now / 1000);
+}
+
+static inline bool gen_newer(uint8_t a, uint8_t b)
+{
+	return (int8_t)(a - b) > 0;
+}
+
+static inline uint32_t nsegs_of(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+static inline uint32_t seg_len(uint32_t msg_len, uint32_t seg, uint32_t mtu)
+{
+	uint64_t off = (uint64_t)seg * mtu;
+
+	if (off >= msg_len)
+		return 0;
+	return msg_len - off < mtu ? (uint32_t)(msg_len - off) : mtu;
+}
+
+static inline struct mr_qp *QP(const struct mroce_qp *qp)
+{
+	return qp->tp;
+}
+
+/* ------------------------------------------------------------------ */
+/* Segment trackers                                                     */
+/* ------------------------------------------------------------------ */
+static int st_init(struct mr_segtrack *st, uint32_t nsegs)
+{
+	st->nsegs = nsegs;
+	st->got = 0;
+	st->inl = 0;
+	st->ext = NULL;
+	if (nsegs > 64) {
+		/* One allocation per large message (> 64 packets), never
+		 * per packet. */
+		st->ext = calloc((nsegs + 63) / 64, sizeof(uint64_t));
+		if (!st->ext)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool st_has(const struct mr_segtrack *st, uint32_t seg)
+{
+	const uint64_t *w = st->ext ? &st->ext[seg / 64] : &st->inl;
+
+	return *w & (1ull << (seg % 64));
+}
+
+static void st_set(struct mr_segtrack *st, uint32_t seg)
+{
+	uint64_t *w = st->ext ? &st->ext[seg / 64] : &st->inl;
+
+	*w |= 1ull << (seg % 64);
+	st->got++;
+}
+
+static void st_free(struct mr_segtrack *st)
+{
+	free(st->ext);
+	st->ext = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections and paths                                                */
+/* ------------------------------------------------------------------ */
+static uint16_t new_sport(struct mroce_engine *e, const struct mr_conn *c,
+			  int slot)
+{
+	uint16_t sp;
+
+	for (int tries = 0;; tries++) {
+		bool clash = false;
+
+		sp = MROCE_SPORT_MIN +
+		     mroce_rng_below(e, MROCE_SPORT_MAX - MROCE_SPORT_MIN + 1);
+		for (int i = 0; i < c->npaths && tries < 16; i++)
+			if (i != slot && c->path[i].sport == sp)
+				clash = true;
+		if (!clash && sp != c->path[slot].sport)
+			return sp;
+	}
+}
+
+static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
+{
+	struct mr_path *p = &c->path[slot];
+	uint32_t isn = mroce_path_isn(c->tx_isn, (uint8_t)slot, p->gen);
+
+	p->sport = new_sport(e, c, slot);
+	p->next_psn = p->una = p->loss_scan = p->high_acked = isn;
+	p->inflight = p->nlost = p->nheld = 0;
+	p->probed = 0;
+	p->deadline = 0;
+	p->hold_until = 0;
+	p->srtt_us = p->rttvar_us = 0;
+	p->dupthresh = 1;
+	for (int i = 0; i < MR_PATH_WIN; i++)
+		p->ring[i] = MR_TXE_NONE;
+	mr_cc_init(e, p);
+}
+
+static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
+{
+	struct mr_engine *t = T(e);
+	uint8_t np = e->cfg.npaths;
+	struct mr_conn *c;
+	uint16_t *rings;
+
+	c = calloc(1, sizeof(*c) + np * sizeof(struct mr_path));
+	if (!c)
+		return NULL;
+	c->txe = calloc(MR_TXE_MAX, sizeof(*c->txe));
+	rings = malloc((size_t)np * MR_PATH_WIN * sizeof(*rings));
+	if (!c->txe || !rings) {
+		free(c->txe);
+		free(rings);
+		free(c);
+		return NULL;
+	}
+	c->peer = peer;
+	c->npaths = np;
+	c->mtu = e->cfg.mtu;
+	do
+		c->local_id = (mroce_rng_u32(e) << t->peer_bits) |
+			      (uint32_t)peer;
+	while (c->local_id == 0);
+	c->tx_isn = mroce_rng_u32(e);
+	for (int i = 0; i < MR_TXE_MAX / 64; i++)
+		c->txe_free[i] = ~0ull;
+	for (int i = 0; i < np; i++) {
+		c->path[i].ring = rings + (size_t)i * MR_PATH_WIN;
+		path_tx_init(e, c, i);
+	}
+	mroce_list_init(&c->qps);
+	mroce_list_init(&c->sched);
+	mroce_list_add_tail(&t->conns, &c->link);
+	c->eng = t;
+	mroce_list_add_tail(&t->active, &c->alink);
+	t->by_peer[peer] = c;
+	e->peers[peer].conn = c;
+	t->nconns++;
+	return c;
+}
+
+static void conn_free(struct mroce_engine *e, struct mr_conn *c)
+{
+	mroce_list_del(&c->link);
+	mroce_list_del(&c->alink);
+	free(c->path[0].ring);
+	free(c->txe);
+	free(c);
+}
+
+/* Connection of a received conn_id, or NULL. */
+static struct mr_conn *conn_by_id(const struct mroce_engine *e, uint32_t id)
+{
+	const struct mr_engine *t = T(e);
+	uint32_t idx = id & ((1u << t->peer_bits) - 1);
+	struct mr_conn *c;
+
+	if (idx >= e->cfg.max_conns)
+		return NULL;
+	c = t->by_peer[idx];
+	if (!c || c->local_id != id)
+		return NULL;
+	return c;
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit entries                                                     */
+/* ------------------------------------------------------------------ */
+static int txe_alloc(struct mr_conn *c)
+{
+	for (int w = 0; w < MR_TXE_MAX / 64; w++) {
+		if (c->txe_free[w]) {
+			int b = __builtin_ctzll(c->txe_free[w]);
+
+			c->txe_free[w] &= ~(1ull << b);
+			c->txe_used++;
+			return w * 64 + b;
+		}
+	}
+	return -1;
+}
+
+static void txe_release(struct mr_conn *c, int idx)
+{
+	if (c->txe_resend[idx / 64] & (1ull << (idx % 64))) {
+		c->txe_resend[idx / 64] &= ~(1ull << (idx % 64));
+		c->nresend--;
+	}
+	memset(&c->txe[idx], 0, sizeof(c->txe[idx]));
+	c->txe_free[idx / 64] |= 1ull << (idx % 64);
+	c->txe_used--;
+}
+
+static struct mroce_rdjob *rd_find(struct mroce_qp *qp, uint32_t msn)
+{
+	for (uint32_t i = qp->rd_head; i != qp->rd_tail; i++) {
+		struct mroce_rdjob *j = &qp->rd[i % MROCE_MAX_RD_ATOMIC];
+
+		if (j->used && j->msn == msn)
+			return j;
+	}
+	return NULL;
+}
+
+
+/* Connection has (possibly) work: tick/tx/next_timer look only at
+ * these, so thousands of idle connections cost nothing. */
+static void conn_kick(struct mr_conn *c)
+{
+	if (!mroce_list_linked(&c->alink))
+		mroce_list_add_tail(&c->eng->active, &c->alink);
+}
+
+static bool conn_idle(const struct mr_conn *c)
+{
+	if (c->state == MR_CONN_REQ_SENT || c->state == MR_CONN_CONFIRM_SENT ||
+	    c->want_hs || c->want_accept || c->nak_count || c->txe_used ||
+	    c->hold_until ||
+	    !mroce_list_empty(&c->sched))
+		return false;
+	for (int i = 0; i < c->npaths; i++) {
+		const struct mr_path *p = &c->path[i];
+
+		if (p->ack_due || p->deadline || p->hold_until ||
+		    p->want_probe || p->want_reroll)
+			return false;
+	}
+	for (const struct mroce_list *n = c->qps.next; n != &c->qps;
+	     n = n->next) {
+		const struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+
+		if (qp->tp && ((const struct mr_qp *)qp->tp)->reads_out)
+			return false;	/* READ watchdog */
+	}
+	return true;
+}
+
+/* A READ whose responses stop coming (the responder gave up, and its
+ * NAK was lost too) must not hang: fail it after this long without any
+ * response progress - longer than the responder's own retries take. */
+static uint64_t read_timeout(const struct mroce_engine *e)
+{
+	return ((uint64_t)e->cfg.rto_min_us * 1000 << 6) *
+	       (e->cfg.retry_cnt + 2u);
+}
+
+static void qp_kick(struct mroce_qp *qp)
+{
+	struct mr_qp *q = QP(qp);
+
+	if (q && q->conn) {
+		if (!mroce_list_linked(&qp->sched))
+			mroce_list_add_tail(&q->conn->sched, &qp->sched);
+		conn_kick(q->conn);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Handshake                                                            */
+/* ------------------------------------------------------------------ */
+static uint64_t cookie_mac(const struct mroce_engine *e,
+			   const struct mroce_peer_addr *a, uint32_t src_id,
+			   uint64_t nonce, uint32_t t)
+{
+	uint8_t b[1 + 16 + 16 + 4 + 8 + 4];
+	size_t o = 0;
+
+	b[o++] = a->family;
+	memcpy(b + o, a->addr, 16);
+	o += 16;
+	memcpy(b + o, a->local, 16);
+	o += 16;
+	memcpy(b + o, &src_id, 4);
+	o += 4;
+	memcpy(b + o, &nonce, 8);
+	o += 8;
+	memcpy(b + o, &t, 4);
+	o += 4;
+	return mroce_siphash24(e->cfg.secret, b, o);
+}
+
+static inline uint32_t cookie_clock(uint64_t now)
+{
+	return (uint32_t)(now / 1000000);	/* ms */
+}
+
+static void hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
+{
+	c->state = MR_CONN_REQ_SENT;
+	c->nonce = mroce_rng_u64(e);
+	c->hs_tries = 0;
+	c->want_hs = 1;
+	c->hs_deadline = now + MR_HS_RTO_NS;
+	conn_kick(c);
+}
+
+static void conn_established(struct mroce_engine *e, struct mr_conn *c)
+{
+	struct mroce_list *n;
+
+	c->state = MR_CONN_ESTABLISHED;
+	c->want_hs = 0;
+	c->hs_deadline = 0;
+	e->stats.handshakes++;
+	for (n = c->qps.next; n != &c->qps; n = n->next)
+		qp_kick(mroce_container_of(n, struct mroce_qp, conn_link));
+}
+
+/* Handshake gave up: fail the head WQE of every QP waiting on it. */
+static void hs_fail(struct mroce_engine *e, struct mr_conn *c)
+{
+	struct mroce_list *n, *nx;
+
+	c->state = MR_CONN_IDLE;
+	c->want_hs = 0;
+	c->hs_deadline = 0;
+	for (n = c->qps.next; n != &c->qps; n = nx) {
+		struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+
+		nx = n->next;
+		if (mroce_sq_count(qp))
+			mroce_sq_fail(e, qp, mroce_sq_at(qp, qp->sq_head),
+				      MROCE_WC_RETRY_EXC_ERR);
+	}
+}
+
+static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
+		    struct mroce_mr_pkt *pk, uint8_t op)
+{
+	memset(pk, 0, sizeof(*pk));
+	pk->opcode = op;
+	pk->conn.src_conn_id = c->local_id;
+	pk->conn.isn = c->tx_isn;
+	pk->conn.nonce = c->nonce;
+	pk->conn.mtu = e->cfg.mtu;
+	pk->conn.max_paths = e->cfg.npaths;
+}
+
+static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
+			const struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	const struct mroce_peer *peer = mroce_peer_get(e, m->peer);
+	struct mr_conn *c;
+
+	if (!peer)
+		return -ENOENT;
+	switch (pk->opcode) {
+	case MROCE_OP_CONNECT_REQ: {
+		/* Stateless: answer with a cookie, remember nothing. */
+		struct mr_hsreply *r;
+
+		if (pk->conn_id || !pk->conn.src_conn_id)
+			return -EINVAL;
+		if (t->nhs >= MR_HSQ)
+			return -ENOBUFS;
+		r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
+		r->peer = m->peer;
+		r->sport = m->sport;
+		r->conn_id = pk->conn.src_conn_id;
+		r->nonce = pk->conn.nonce;
+		r->cookie_time = cookie_clock(now);
+		r->cookie = cookie_mac(e, &peer->addr, pk->conn.src_conn_id,
+				       pk->conn.nonce, r->cookie_time);
+		return 0;
+	}
+	case MROCE_OP_CONNECT_CHALLENGE:
+		c = conn_by_id(e, pk->conn_id);
+		if (!c || c->peer != m->peer)
+			return -ENOENT;
+		if (c->state != MR_CONN_REQ_SENT &&
+		    c->state != MR_CONN_CONFIRM_SENT)
+			return 0;	/* late duplicate */
+		if (pk->conn.nonce != c->nonce)
+			return -EINVAL;
+		conn_kick(c);
+		c->cookie = pk->conn.cookie;
+		c->cookie_time = pk->conn.cookie_time;
+		if (c->state == MR_CONN_REQ_SENT) {
+			c->state = MR_CONN_CONFIRM_SENT;
+			c->hs_tries = 0;
+			c->want_hs = 1;
+			c->hs_deadline = now + MR_HS_RTO_NS;
+		}
+		return 0;
+	case MROCE_OP_CONNECT_CONFIRM: {
+		uint32_t age = cookie_clock(now) - pk->conn.cookie_time;
+
+		if (pk->conn_id || !pk->conn.src_conn_id)
+			return -EINVAL;
+		if (pk->conn.cookie != cookie_mac(e, &peer->addr,
+						  pk->conn.src_conn_id,
+						  pk->conn.nonce,
+						  pk->conn.cookie_time) ||
+		    age > MR_COOKIE_LIFE_MS) {
+			e->stats.rx_no_conn++;
+			return -EACCES;
+		}
+		c = t->by_peer[m->peer];
+		if (c && c->state == MR_CONN_ESTABLISHED) {
+			if (c->remote_id != pk->conn.src_conn_id)
+				return -EBUSY; /* peer restarted: v0 */
+			/* Our ACCEPT was lost (maybe the initiator even
+			 * restarted with a new nonce): answer this one. */
+			c->nonce = pk->conn.nonce;
+			c->want_accept = 1;
+			conn_kick(c);
+			return 0;
+		}
+		if (!c)
+			c = conn_new(e, m->peer);
+		if (!c)
+			return -ENOMEM;
+		/* Adopt (also when we were initiating: simultaneous open
+		 * converges because each side keeps its own id and ISN). */
+		c->remote_id = pk->conn.src_conn_id;
+		c->rx_isn = pk->conn.isn;
+		c->nonce = pk->conn.nonce;
+		if (pk->conn.mtu < c->mtu)
+			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
+		if (pk->conn.max_paths < c->npaths)
+			c->npaths = pk->conn.max_paths;
+		c->want_accept = 1;
+		conn_kick(c);
+		conn_established(e, c);
+		return 0;
+	}
+	case MROCE_OP_CONNECT_ACCEPT:
+		c = conn_by_id(e, pk->conn_id);
+		if (!c || c->peer != m->peer)
+			return -ENOENT;
+		if (c->state == MR_CONN_ESTABLISHED)
+			return 0;
+		if (c->state != MR_CONN_CONFIRM_SENT ||
+		    pk->conn.nonce != c->nonce || !pk->conn.src_conn_id)
+			return -EINVAL;
+		c->remote_id = pk->conn.src_conn_id;
+		c->rx_isn = pk->conn.isn;
+		if (pk->conn.mtu < c->mtu)
+			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
+		if (pk->conn.max_paths < c->npaths)
+			c->npaths = pk->conn.max_paths;
+		conn_established(e, c);
+		return 0;
+	default:
+		return 0;	/* CLOSE / CLOSE_ACK: not used in v0 */
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive side: path state                                             */
+/* ------------------------------------------------------------------ */
+static void rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
+			  uint8_t gen)
+{
+	p->rx_gen = gen;
+	p->rx_valid = 1;
+	p->rx_cum = mroce_path_isn(c->rx_isn, (uint8_t)slot, gen);
+	memset(p->sack, 0, sizeof(p->sack));
+}
+
+/* Resolve the path generation of an arriving packet. false = stale. */
+static bool rx_path_gen(struct mroce_engine *e, struct mr_conn *c,
+			struct mr_path *p, int slot, uint8_t gen)
+{
+	if (!p->rx_valid || gen_newer(gen, p->rx_gen))
+		rx_path_reset(c, p, slot, gen);
+	else if (gen != p->rx_gen) {
+		e->stats.rx_stale_path++;
+		return false;
+	}
+	return true;
+}
+
+static bool sack_test(const struct mr_path *p, uint32_t i)
+{
+	return p->sack[i / 64] & (1ull << (i % 64));
+}
+
+static void sack_shr(struct mr_path *p, uint32_t k)
+{
+	const int n = MROCE_SACK_BITS / 64;
+
+	while (k >= 64) {
+		for (int i = 0; i < n - 1; i++)
+			p->sack[i] = p->sack[i + 1];
+		p->sack[n - 1] = 0;
+		k -= 64;
+	}
+	if (!k)
+		return;
+	for (int i = 0; i < n - 1; i++)
+		p->sack[i] = (p->sack[i] >> k) | (p->sack[i + 1] << (64 - k));
+	p->sack[n - 1] >>= k;
+}
+
+/* Record PSN cum + d as received (d in [0, 256]). */
+void mr_rx_mark(struct mr_path *p, uint32_t d)
+{
+	if (d) {
+		p->sack[(d - 1) / 64] |= 1ull << ((d - 1) % 64);
+		return;
+	}
+	/* cum arrives: advance over it and every contiguous SACKed PSN
+	 * (bit i is cum + 1 + i), possibly across words. */
+	uint32_t ones = 0;
+
+	for (int w = 0; w < MROCE_SACK_BITS / 64; w++) {
+		if (p->sack[w] != ~0ull) {
+			ones += (uint32_t)__builtin_ctzll(~p->sack[w]);
+			break;
+		}
+		ones += 64;
+	}
+	p->rx_cum += 1 + ones;
+	sack_shr(p, 1 + ones);
+}
+
+static void ack_want(struct mr_path *p, bool urgent, uint64_t now)
+{
+	p->ack_pending++;
+	if (!p->ack_due)
+		p->ack_due = now + MR_ACK_DELAY_NS;
+	if (urgent || p->ack_pending >= MR_ACK_EVERY)
+		p->ack_urgent = 1;
+}
+
+static void nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
+		      uint32_t psn, uint32_t stream, uint32_t msn,
+		      uint16_t sport)
+{
+	struct mr_nak *n;
+
+	if (c->nak_count >= MR_NAKQ)
+		return;	/* the sender's retransmission asks again */
+	n = &c->nakq[(c->nak_head + c->nak_count++) % MR_NAKQ];
+	n->code = code;
+	n->path = (uint8_t)slot;
+	n->gen = gen;
+	n->rnr_timer = code == MROCE_NAK_RNR ? MR_RNR_TIMER : 0;
+	n->psn = psn;
+	n->stream = stream;
+	n->msn = msn;
+	n->sport = sport;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive side: messages                                               */
+/* ------------------------------------------------------------------ */
+enum place_res {
+	PL_OK,		/* accepted: mark the PSN */
+	PL_DUP,		/* duplicate of accepted data: mark the PSN */
+	PL_REFUSE,	/* not accepted: leave a hole (NAK queued) */
+};
+
+static uint8_t mrc_nak(enum mroce_mr_check r)
+{
+	switch (r) {
+	case MROCE_MRC_BAD_KEY:
+		return MROCE_NAK_BAD_RKEY;
+	case MROCE_MRC_BOUNDS:
+		return MROCE_NAK_OUT_OF_BOUNDS;
+	default:
+		return MROCE_NAK_ACCESS;
+	}
+}
+
+/* Deliver completed messages of a stream in msn order. */
+static void rx_deliver(struct mroce_engine *e, struct mroce_qp *qp)
+{
+	struct mr_qp *q = QP(qp);
+
+	while (qp->state == MROCE_QPS_RTR || qp->state == MROCE_QPS_RTS) {
+		struct mr_rxmsg *rm = &q->rx[q->rx_next_msn % MR_MSG_WIN];
+		struct mroce_wc wc = { .status = MROCE_WC_SUCCESS };
+
+		if (rm->state != MR_RX_COMPLETE || rm->msn != q->rx_next_msn)
+			return;
+		switch (rm->op) {
+		case MROCE_OP_SEND:
+		case MROCE_OP_SEND_IMM:
+		case MROCE_OP_WRITE_IMM:
+			/* WRITE_IMM data is placed already; its completion
+			 * waits for a receive (no RNR for it, see docs). */
+			if (!mroce_rq_head(qp, 0))
+				return;
+			wc.opcode = rm->op == MROCE_OP_WRITE_IMM ?
+					    MROCE_WC_RECV_RDMA_WITH_IMM :
+					    MROCE_WC_RECV;
+			wc.byte_len = rm->msg_len;
+			if (rm->op != MROCE_OP_SEND) {
+				wc.imm = rm->imm;
+				wc.flags = MROCE_WC_WITH_IMM;
+			}
+			q->rx_ssn++;
+			st_free(&rm->st);
+			rm->state = MR_RX_FREE;
+			q->rx_next_msn++;
+			mroce_rq_complete(e, qp, &wc);
+			continue;
+		case MROCE_OP_READ_REQ: {
+			struct mroce_rdjob *j;
+
+			if (qp->rd_tail - qp->rd_head >= MROCE_MAX_RD_ATOMIC)
+				return;
+			j = &qp->rd[qp->rd_tail++ % MROCE_MAX_RD_ATOMIC];
+			memset(j, 0, sizeof(*j));
+			j->used = true;
+			j->msn = rm->msn;
+			j->va = rm->va;
+			j->rkey = rm->key;
+			j->len = rm->msg_len;
+			j->sink_va = rm->sink_va;
+			j->sink_key = rm->sink_key;
+			j->nsegs = nsegs_of(rm->msg_len, q->conn->mtu);
+			qp_kick(qp);
+			break;
+		}
+		default:
+			break;
+		}
+		st_free(&rm->st);
+		rm->state = MR_RX_FREE;
+		q->rx_next_msn++;
+	}
+}
+
+/* A READ response job finished: free its slot; a READ_REQ that found the
+ * job ring full is waiting in rx_deliver for exactly this. */
+static void rd_retire(struct mroce_engine *e, struct mroce_qp *qp,
+		      struct mroce_rdjob *j)
+{
+	j->used = false;
+	while (qp->rd_head != qp->rd_tail &&
+	       !qp->rd[qp->rd_head % MROCE_MAX_RD_ATOMIC].used)
+		qp->rd_head++;
+	if (QP(qp) && QP(qp)->conn)
+		rx_deliver(e, qp);
+}
+
+/* A responder-side fatal error on a stream: NAK + the QP goes to ERR. */
+static enum place_res refuse(struct mroce_engine *e, struct mr_conn *c,
+			     struct mroce_qp *qp, uint8_t code, int slot,
+			     const struct mroce_mr_pkt *pk, bool qp_err)
+{
+	nak_queue(c, code, slot, pk->path_gen, pk->psn,
+		  qp ? qp->dest_qpn : 0, pk->msn, c->path[slot].rx_sport);
+	if (code == MROCE_NAK_BAD_RKEY || code == MROCE_NAK_OUT_OF_BOUNDS ||
+	    code == MROCE_NAK_ACCESS)
+		e->stats.rx_bad_rkey++;
+	if (qp && qp_err)
+		mroce_qp_to_err(e, qp, e->now);
+	return PL_REFUSE;
+}
+
+static enum place_res place_read_resp(struct mroce_engine *e,
+				      struct mr_conn *c, int slot,
+				      const struct mroce_mr_pkt *pk)
+{
+	struct mroce_qp *qp = mroce_qp_find(e, pk->stream);
+	struct mroce_wqe *w;
+	struct mr_rdrx *rd = NULL;
+	struct mr_qp *q;
+	uint32_t seg;
+	uint8_t *dst;
+
+	if (!qp || !QP(qp) || QP(qp)->conn != c)
+		return refuse(e, c, NULL, MROCE_NAK_NO_CONN, slot, pk, false);
+	q = QP(qp);
+	w = mroce_sq_by_msn(qp, pk->msn);
+	if (qp->state != MROCE_QPS_RTS || !w ||
+	    w->wr.opcode != MROCE_WR_RDMA_READ || w->state == MROCE_WQE_DONE)
+		return PL_DUP;	/* late copy of a finished READ */
+	if (pk->va != w->wr.sge.addr || pk->rkey != w->wr.sge.lkey ||
+	    pk->msg_len != w->wr.sge.length || pk->offset % c->mtu ||
+	    pk->payload_len != seg_len(pk->msg_len, pk->offset / c->mtu,
+				       c->mtu))
+		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, false);
+	for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++)
+		if (q->rdrx[i].used && q->rdrx[i].msn == pk->msn)
+			rd = &q->rdrx[i];
+	if (!rd)
+		return PL_DUP;
+	seg = pk->offset / c->mtu;
+	if (st_has(&rd->st, seg)) {
+		e->stats.rx_dup++;
+		return PL_DUP;
+	}
+	dst = mroce_wqe_local_ptr(e, w, pk->offset, pk->payload_len,
+				  MROCE_ACCESS_LOCAL_WRITE);
+	if (!dst) {
+		/* Our own sink vanished (MR deregistered): local error. */
+		mroce_sq_fail(e, qp, w, MROCE_WC_LOC_PROT_ERR);
+		return PL_OK;
+	}
+	if (pk->payload_len)
+		memcpy(dst, pk->payload, pk->payload_len);
+	st_set(&rd->st, seg);
+	rd->deadline = e->now + read_timeout(e);
+	if (rd->st.got == rd->st.nsegs) {
+		st_free(&rd->st);
+		rd->used = false;
+		q->reads_out--;
+		w->state = MROCE_WQE_DONE;
+		w->status = MROCE_WC_SUCCESS;
+		mroce_sq_drain(e, qp);
+		qp_kick(qp);
+	}
+	return PL_OK;
+}
+
+static enum place_res place(struct mroce_engine *e, struct mr_conn *c,
+			    int slot, const struct mroce_mr_pkt *pk)
+{
+	struct mroce_qp *qp;
+	struct mr_rxmsg *rm;
+	struct mr_qp *q;
+	uint32_t seg, mtu = c->mtu;
+	int32_t d;
+
+	if (pk->opcode == MROCE_OP_READ_RESP)
+		return place_read_resp(e, c, slot, pk);
+	qp = mroce_qp_find(e, pk->stream);
+	if (!qp || !QP(qp) || QP(qp)->conn != c)
+		return refuse(e, c, NULL, MROCE_NAK_NO_CONN, slot, pk, false);
+	q = QP(qp);
+	if (qp->state != MROCE_QPS_RTR && qp->state != MROCE_QPS_RTS)
+		return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk, false);
+	d = (int32_t)(pk->msn - q->rx_next_msn);
+	if (d < 0) {
+		e->stats.rx_dup++;
+		return PL_DUP;
+	}
+	if (d >= MR_MSG_WIN ||
+	    (pk->opcode == MROCE_OP_READ_REQ ?
+		     pk->offset != 0 || pk->payload_len != 0 :
+		     pk->offset % mtu ||
+			     pk->payload_len !=
+				     seg_len(pk->msg_len, pk->offset / mtu,
+					     mtu)))
+		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
+	seg = pk->offset / mtu;
+	rm = &q->rx[pk->msn % MR_MSG_WIN];
+
+	if (rm->state == MR_RX_FREE) {
+		struct mroce_rwqe *r;
+		enum mroce_mr_check mc;
+
+		memset(rm, 0, sizeof(*rm));
+		switch (pk->opcode) {
+		case MROCE_OP_SEND:
+		case MROCE_OP_SEND_IMM: {
+			int32_t k = (int32_t)(pk->ssn - q->rx_ssn);
+
+			if (k < 0)
+				return refuse(e, c, qp, MROCE_NAK_INVALID_REQ,
+					      slot, pk, true);
+			r = mroce_rq_head(qp, (uint32_t)k);
+			if (!r)	/* RNR: hole + NAK, the sender retries */
+				return refuse(e, c, qp, MROCE_NAK_RNR, slot,
+					      pk, false);
+			if (pk->msg_len > r->wr.sge.length)
+				return refuse(e, c, qp, MROCE_NAK_INVALID_REQ,
+					      slot, pk, true);
+			rm->va = r->wr.sge.addr;
+			rm->key = r->wr.sge.lkey;
+			break;
+		}
+		case MROCE_OP_WRITE:
+		case MROCE_OP_WRITE_IMM:
+			mc = mroce_rkey_check(e, qp, pk->rkey, pk->va,
+					      pk->msg_len,
+					      MROCE_ACCESS_REMOTE_WRITE);
+			if (mc != MROCE_MRC_OK)
+				return refuse(e, c, qp, mrc_nak(mc), slot, pk,
+					      true);
+			rm->va = pk->va;
+			rm->key = pk->rkey;
+			break;
+		case MROCE_OP_READ_REQ:
+			mc = mroce_rkey_check(e, qp, pk->rkey, pk->va,
+					      pk->msg_len,
+					      MROCE_ACCESS_REMOTE_READ);
+			if (mc != MROCE_MRC_OK)
+				return refuse(e, c, qp, mrc_nak(mc), slot, pk,
+					      true);
+			rm->va = pk->va;
+			rm->key = pk->rkey;
+			rm->sink_va = pk->sink_va;
+			rm->sink_key = pk->sink_key;
+			break;
+		default:
+			return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot,
+				      pk, true);
+		}
+		if (st_init(&rm->st, pk->opcode == MROCE_OP_READ_REQ ?
+					     1 :
+					     nsegs_of(pk->msg_len, mtu)) < 0)
+			return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk,
+				      false);
+		rm->op = pk->opcode;
+		rm->msn = pk->msn;
+		rm->msg_len = pk->msg_len;
+		rm->imm = pk->imm;
+		rm->solicited = !!(pk->flags & MROCE_F_SOLICITED);
+		rm->state = MR_RX_ACTIVE;
+	} else if (rm->msn != pk->msn || rm->op != pk->opcode ||
+		   rm->msg_len != pk->msg_len ||
+		   ((pk->opcode == MROCE_OP_WRITE ||
+		     pk->opcode == MROCE_OP_WRITE_IMM) &&
+		    (rm->va != pk->va || rm->key != pk->rkey))) {
+		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
+	}
+	if (rm->state == MR_RX_COMPLETE || st_has(&rm->st, seg)) {
+		e->stats.rx_dup++;
+		return PL_DUP;
+	}
+	if (pk->payload_len) {
+		uint64_t dst = rm->va + pk->offset;
+
+		/* Re-check per packet: the region may have gone since the
+		 * first packet of the message. */
+		if (pk->opcode == MROCE_OP_WRITE ||
+		    pk->opcode == MROCE_OP_WRITE_IMM) {
+			enum mroce_mr_check mc = mroce_rkey_check(
+				e, qp, rm->key, dst, pk->payload_len,
+				MROCE_ACCESS_REMOTE_WRITE);
+
+			if (mc != MROCE_MRC_OK)
+				return refuse(e, c, qp, mrc_nak(mc), slot, pk,
+					      true);
+		} else if (mroce_lkey_check(e, rm->key, dst, pk->payload_len,
+					    MROCE_ACCESS_LOCAL_WRITE,
+					    NULL) != MROCE_MRC_OK) {
+			return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk,
+				      true);
+		}
+		memcpy((void *)(uintptr_t)dst, pk->payload, pk->payload_len);
+	}
+	st_set(&rm->st, seg);
+	if (rm->st.got == rm->st.nsegs) {
+		rm->state = MR_RX_COMPLETE;
+		rx_deliver(e, qp);
+	}
+	return PL_OK;
+}
+
+static int rx_data(struct mroce_engine *e, struct mr_conn *c,
+		   const struct mroce_rx_meta *m, const struct mroce_mr_pkt *pk,
+		   uint64_t now)
+{
+	int slot = pk->path;
+	struct mr_path *p;
+	enum place_res r;
+	int32_t d;
+
+	e->stats.rx_data_pkts++;
+	if (slot >= c->npaths) {
+		e->stats.rx_malformed++;
+		return -EINVAL;
+	}
+	p = &c->path[slot];
+	if (!rx_path_gen(e, c, p, slot, pk->path_gen))
+		return -ESTALE;
+	p->rx_sport = m->sport;
+	mr_cc_fair_share(e, c, now);	/* counts us as an active sender */
+	if (m->ce) {
+		if (p->rx_ce < 0xffff)
+			p->rx_ce++;
+		p->ack_flags |= MROCE_ACKF_ECE;
+		e->stats.ce_marks++;
+	}
+	/* A pending answer to a PROBE must echo the probe's tsval: that is
+	 * how the sender recognises it. */
+	if (!(p->ack_flags & MROCE_ACKF_PROBE))
+		p->rx_tsecr = pk->tsval;
+	d = (int32_t)(pk->psn - p->rx_cum);
+	if (d < 0 || (d > 0 && d <= MROCE_SACK_BITS &&
+		      sack_test(p, (uint32_t)d - 1))) {
+		e->stats.rx_dup++;
+		p->ack_flags |= MROCE_ACKF_DUP;
+		ack_want(p, true, now);
+		return 0;
+	}
+	if (d > MROCE_SACK_BITS) {
+		e->stats.rx_out_of_window++;
+		ack_want(p, true, now);
+		return -ERANGE;
+	}
+	if (d > 0)
+		e->stats.rx_ooo++;
+	r = place(e, c, slot, pk);
+	if (r != PL_REFUSE)
+		mr_rx_mark(p, (uint32_t)d);
+	ack_want(p, d > 0 || r == PL_REFUSE ||
+			     (pk->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)),
+		 now);
+	return 0;
+}
+
+static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
+		    const struct mroce_rx_meta *m,
+		    const struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_path *p;
+
+	if (pk->path >= c->npaths)
+		return -EINVAL;
+	p = &c->path[pk->path];
+	if (!rx_path_gen(e, c, p, pk->path, pk->path_gen))
+		return -ESTALE;
+	p->rx_sport = m->sport;
+	p->rx_tsecr = pk->tsval;
+	p->ack_flags |= MROCE_ACKF_PROBE;
+	ack_want(p, true, now);
+	return 0;
+}
+
+static int rx_reroll(struct mroce_engine *e, struct mr_conn *c,
+		     const struct mroce_mr_pkt *pk)
+{
+	struct mr_path *p;
+
+	if (pk->path >= c->npaths)
+		return -EINVAL;
+	p = &c->path[pk->path];
+	if (!p->rx_valid || gen_newer(pk->reroll.new_gen, p->rx_gen))
+		rx_path_reset(c, p, pk->path, pk->reroll.new_gen);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sender side: ACK / NAK processing                                    */
+/* ------------------------------------------------------------------ */
+static uint64_t path_pto(const struct mroce_engine *e, const struct mr_path *p)
+{
+	uint64_t pto;
+
+	if (!p->srtt_us)
+		return (uint64_t)e->cfg.rto_min_us * 1000;
+	pto = 2ull * p->srtt_us * 1000 + MR_ACK_DELAY_NS;
+	return pto < 10000 ? 10000 : pto;
+}
+
+static uint64_t path_rto(const struct mroce_engine *e, const struct mr_conn *c,
+			 const struct mr_path *p)
+{
+	uint64_t rto = (uint64_t)(p->srtt_us + 4 * p->rttvar_us) * 1000;
+	uint64_t min = (uint64_t)e->cfg.rto_min_us * 1000;
+
+	if (rto < min)
+		rto = min;
+	return rto << (c->backoff < 6 ? c->backoff : 6);
+}
+
+static void path_arm(const struct mroce_engine *e, struct mr_path *p,
+		     uint64_t now)
+{
+	if (p->inflight + p->nlost)
+		p->deadline = now + path_pto(e, p);
+	else
+		p->deadline = 0;
+}
+
+/* Entry idx of path p was received: account it to its message. */
+static void ack_entry(struct mroce_engine *e, struct mr_conn *c,
+		      struct mr_path *p, int idx)
+{
+	struct mr_txe *t = &c->txe[idx];
+	uint8_t fl = txe_fl(t);
+	struct mroce_qp *qp;
+
+	if (fl & TXE_LOST) {
+		p->nlost--;
+		/* Spurious loss: this path reorders, wait for more. */
+		if (p->dupthresh < 8)
+			p->dupthresh++;
+	} else if (fl & TXE_HOLD) {
+		p->nheld--;
+	} else {
+		p->inflight--;
+	}
+	p->ring[t->psn % MR_PATH_WIN] = MR_TXE_NONE;
+	qp = mroce_qp_find(e, txe_qpn(t));
+	if (qp && QP(qp) && QP(qp)->conn == c &&
+	    qp->state != MROCE_QPS_ERR && qp->state != MROCE_QPS_RESET) {
+		if (fl & TXE_RD) {
+			struct mroce_rdjob *j = rd_find(qp, t->msn);
+
+			if (j && ++j->segs_done == j->nsegs)
+				rd_retire(e, qp, j);
+		} else {
+			struct mroce_wqe *w = mroce_sq_by_msn(qp, t->msn);
+
+			if (w && w->state != MROCE_WQE_DONE &&
+			    ++w->segs_done == w->nsegs &&
+			    w->wr.opcode != MROCE_WR_RDMA_READ) {
+				w->state = MROCE_WQE_DONE;
+				w->status = MROCE_WC_SUCCESS;
+				if (mroce_sq_drain(e, qp))
+					qp_kick(qp);
+			}
+		}
+	}
+	txe_release(c, idx);
+}
+
+static void lose_entry(struct mroce_engine *e, struct mr_conn *c,
+		       struct mr_path *p, int idx, uint64_t now)
+{
+	struct mr_txe *t = &c->txe[idx];
+	uint8_t fl = txe_fl(t);
+
+	if (fl & (TXE_LOST | TXE_HOLD))
+		return;
+	txe_set(t, TXE_LOST);
+	p->inflight--;
+	p->nlost++;
+	p->cc.losses++;
+	mr_cc_on_loss(e, p, now);
+}
+
+static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
+		   const struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_path *p;
+	uint32_t cum = pk->ack.cum_psn, newly = 0, high, limit;
+
+	e->stats.rx_acks++;
+	if (pk->path >= c->npaths)
+		return;
+	p = &c->path[pk->path];
+	if (pk->path_gen != p->gen)
+		return;	/* ACK for a retired generation */
+	if (mroce_psn_before(p->next_psn, cum) ||
+	    mroce_psn_before(cum, p->una - MR_PATH_WIN))
+		return;	/* nonsense cum_psn */
+	while (mroce_psn_before(p->una, cum)) {
+		uint16_t idx = p->ring[p->una % MR_PATH_WIN];
+
+		if (idx != MR_TXE_NONE && c->txe[idx].psn == p->una) {
+			ack_entry(e, c, p, idx);
+			newly++;
+		}
+		p->una++;
+	}
+	high = cum;
+	for (int w = 0; w < MROCE_SACK_BYTES; w++) {
+		uint8_t b = pk->ack.sack[w];
+
+		while (b) {
+			int bit = __builtin_ctz(b);
+			uint32_t psn = cum + 1 + (uint32_t)(w * 8 + bit);
+			uint16_t idx;
+
+			b &= b - 1;
+			if (!mroce_psn_before(psn, p->next_psn))
+				break;
+			high = psn + 1;
+			idx = p->ring[psn % MR_PATH_WIN];
+			if (idx != MR_TXE_NONE && c->txe[idx].psn == psn &&
+			    !mroce_psn_before(psn, p->una)) {
+				ack_entry(e, c, p, idx);
+				newly++;
+			}
+		}
+	}
+	if (mroce_psn_before(p->high_acked, high))
+		p->high_acked = high;
+	while (p->una != p->next_psn &&
+	       p->ring[p->una % MR_PATH_WIN] == MR_TXE_NONE)
+		p->una++;
+
+	/* A path is FIFO: dupthresh later PSNs received means loss. */
+	if (mroce_psn_before(p->loss_scan, p->una))
+		p->loss_scan = p->una;
+	limit = p->high_acked - p->dupthresh;
+	while (mroce_psn_before(p->loss_scan, limit) &&
+	       mroce_psn_before(p->loss_scan, p->next_psn)) {
+		uint16_t idx = p->ring[p->loss_scan % MR_PATH_WIN];
+
+		if (idx != MR_TXE_NONE)
+			lose_entry(e, c, p, idx, now);
+		p->loss_scan++;
+	}
+	/* The answer to our PROBE: whatever was sent before it and is
+	 * still missing is lost. */
+	if ((pk->ack.flags & MROCE_ACKF_PROBE) && p->probed &&
+	    pk->ack.tsecr == p->probe_ts) {
+		for (uint32_t s = p->una; mroce_psn_before(s, p->probe_psn);
+		     s++) {
+			uint16_t idx = p->ring[s % MR_PATH_WIN];
+
+			if (idx != MR_TXE_NONE)
+				lose_entry(e, c, p, idx, now);
+		}
+		p->probed = 0;
+		path_arm(e, p, now);
+	}
+
+	if (pk->ack.rate_mbps) {
+		c->hint_bps = (uint64_t)pk->ack.rate_mbps * 1000000ull;
+		c->hint_time = now;
+	}
+	if (pk->ack.ce_count) {
+		p->ce_marks += pk->ack.ce_count;
+		p->cc.ce_acks++;
+	}
+	p->cc.acks++;
+	if (newly) {
+		uint32_t rtt = 0;
+
+		if (pk->ack.tsecr) {
+			rtt = now_us(now) - pk->ack.tsecr;
+			if (rtt > 10000000)
+				rtt = 0;	/* echo from before a wrap */
+		}
+		if (rtt) {
+			if (!p->srtt_us) {
+				p->srtt_us = rtt;
+				p->rttvar_us = rtt / 2;
+			} else {
+				uint32_t dv = rtt > p->srtt_us ?
+						      rtt - p->srtt_us :
+						      p->srtt_us - rtt;
+
+				p->rttvar_us = (3 * p->rttvar_us + dv) / 4;
+				p->srtt_us = (7 * p->srtt_us + rtt) / 8;
+			}
+			if (!p->min_rtt_us || rtt < p->min_rtt_us)
+				p->min_rtt_us = rtt;
+		}
+		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
+		p->probed = 0;
+		c->backoff = 0;
+		path_arm(e, p, now);
+	}
+}
+
+static void rx_nak(struct mroce_engine *e, struct mr_conn *c,
+		   const struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_txe *t = NULL;
+	struct mr_path *p = NULL;
+	struct mroce_qp *qp = NULL;
+	struct mroce_wqe *w = NULL;
+	enum mroce_wc_status st;
+	int idx = -1;
+
+	e->stats.rx_naks++;
+	if (pk->path < c->npaths && pk->path_gen == c->path[pk->path].gen) {
+		p = &c->path[pk->path];
+		idx = p->ring[pk->nak.psn % MR_PATH_WIN];
+		if (idx != MR_TXE_NONE && c->txe[idx].psn == pk->nak.psn)
+			t = &c->txe[idx];
+	}
+	if (t) {
+		qp = mroce_qp_find(e, txe_qpn(t));
+		if (qp && !(txe_fl(t) & TXE_RD))
+			w = mroce_sq_by_msn(qp, t->msn);
+	} else if (pk->nak.stream) {
+		qp = mroce_qp_find(e, pk->nak.stream);
+		if (qp)
+			w = mroce_sq_by_msn(qp, pk->nak.msn);
+	}
+	if (qp && (!QP(qp) || QP(qp)->conn != c))
+		qp = NULL, w = NULL;
+
+	switch (pk->nak.code) {
+	case MROCE_NAK_RNR: {
+		uint64_t hold = (uint64_t)(pk->nak.rnr_timer ?
+						   pk->nak.rnr_timer : 1) *
+				10000;
+
+		if (!t || !w || w->state == MROCE_WQE_DONE)
+			return;
+		if (!(txe_fl(t) & TXE_HOLD)) {
+			if (txe_fl(t) & TXE_LOST) {
+				txe_clr(t, TXE_LOST);
+				p->nlost--;
+			} else {
+				p->inflight--;
+			}
+			txe_set(t, TXE_HOLD);
+			p->nheld++;
+		}
+		/* RNR retries are counted by rnr_retry, not retry_cnt: the
+		 * packet did arrive. */
+		t->seg_try = txe_seg(t);
+		if (p->hold_until < now + hold)
+			p->hold_until = now + hold;
+		if (c->hold_until < now + hold)
+			c->hold_until = now + hold;
+		if (w->hold_until <= now) {
+			/* A new RNR episode of this message. */
+			if (e->cfg.rnr_retry != 7) {
+				if (!w->rnr_left) {
+					mroce_sq_fail(e, qp, w,
+						      MROCE_WC_RNR_RETRY_EXC_ERR);
+					return;
+				}
+				w->rnr_left--;
+			}
+			w->hold_until = now + hold;
+		}
+		return;
+	}
+	case MROCE_NAK_BAD_RKEY:
+	case MROCE_NAK_OUT_OF_BOUNDS:
+	case MROCE_NAK_ACCESS:
+		st = MROCE_WC_REM_ACCESS_ERR;
+		break;
+	case MROCE_NAK_INVALID_REQ:
+	case MROCE_NAK_NO_CONN:
+		st = MROCE_WC_REM_INV_REQ_ERR;
+		break;
+	case MROCE_NAK_REMOTE_OP:
+		st = MROCE_WC_REM_OP_ERR;
+		break;
+	default:
+		return;	/* OUT_OF_WINDOW, STALE_PATH: informational */
+	}
+	/* The refused PSN is a hole at the receiver: mark it lost; its
+	 * retransmission finds the QP in ERR and retires the path. */
+	if (t)
+		lose_entry(e, c, p, idx, now);
+	if (t && (txe_fl(t) & TXE_RD) && qp) {
+		struct mroce_rdjob *j = rd_find(qp, t->msn);
+
+		if (j)
+			rd_retire(e, qp, j);
+		mroce_qp_to_err(e, qp, now);
+		return;
+	}
+	if (qp && w && w->state != MROCE_WQE_DONE)
+		mroce_sq_fail(e, qp, w, st);
+}
+
+/* ------------------------------------------------------------------ */
+/* Path retirement                                                      */
+/* ------------------------------------------------------------------ */
+static void path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
+			uint8_t reason)
+{
+	struct mr_path *p = &c->path[slot];
+
+	for (uint32_t s = p->una; s != p->next_psn; s++) {
+		uint16_t idx = p->ring[s % MR_PATH_WIN];
+		struct mr_txe *t;
+
+		if (idx == MR_TXE_NONE)
+			continue;
+		t = &c->txe[idx];
+		if (t->psn != s)
+			continue;
+		p->ring[s % MR_PATH_WIN] = MR_TXE_NONE;
+		txe_clr(t, TXE_LOST | TXE_HOLD);
+		txe_set(t, TXE_RESEND);
+		/* Only a timeout says these were lost; otherwise the resend
+		 * is our decision and costs the message no retry. */
+		if (reason != MROCE_REROLL_TIMEOUT && txe_tries(t))
+			t->seg_try -= 1u << 24;
+		c->txe_resend[idx / 64] |= 1ull << (idx % 64);
+		c->nresend++;
+	}
+	p->old_gen = p->gen;
+	p->gen++;
+	path_tx_init(e, c, slot);
+	p->want_reroll = reason;
+	e->stats.path_rerolls++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit                                                             */
+/* ------------------------------------------------------------------ */
+static int emit(struct mroce_engine *e, const struct mr_conn *c,
+		const struct mroce_mr_pkt *pk, struct mroce_tx_pkt *out,
+		size_t cap, uint16_t sport, bool ect)
+{
+	int n = mroce_mr_build(pk, out->buf, cap);
+
+	if (n < 0)
+		return n;
+	out->len = (uint32_t)n;
+	out->peer = c->peer;
+	out->sport = sport;
+	out->dport = MROCE_UDP_PORT;
+	out->ect = ect;
+	e->stats.tx_pkts++;
+	e->stats.tx_bytes += (uint64_t)n;
+	return 0;
+}
+
+static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
+		     struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	uint64_t share = mr_cc_fair_share(e, NULL, now) / 1000000ull;
+
+	memset(pk, 0, sizeof(*pk));
+	pk->opcode = MROCE_OP_ACK;
+	pk->conn_id = c->remote_id;
+	pk->path = (uint8_t)slot;
+	pk->path_gen = p->rx_gen;
+	pk->ack.cum_psn = p->rx_cum;
+	pk->ack.tsecr = p->rx_tsecr;
+	pk->ack.rate_mbps = share > UINT32_MAX ? UINT32_MAX : (uint32_t)share;
+	pk->ack.ce_count = p->rx_ce;
+	pk->ack.flags = p->ack_flags;
+	for (int i = 0; i < MROCE_SACK_BYTES; i++)
+		pk->ack.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
+}
+
+/* One control packet of connection c, if any is due. 1 = built. */
+static int tx_control(struct mroce_engine *e, struct mr_conn *c,
+		      struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	struct mroce_mr_pkt pk;
+
+	if (c->want_hs && (c->state == MR_CONN_REQ_SENT ||
+			   c->state == MR_CONN_CONFIRM_SENT)) {
+		hs_fill(e, c, &pk, c->state == MR_CONN_REQ_SENT ?
+					   MROCE_OP_CONNECT_REQ :
+					   MROCE_OP_CONNECT_CONFIRM);
+		if (c->state == MR_CONN_CONFIRM_SENT) {
+			pk.conn.cookie = c->cookie;
+			pk.conn.cookie_time = c->cookie_time;
+		}
+		if (emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
+			return -1;
+		c->want_hs = 0;
+		return 1;
+	}
+	if (c->want_accept && c->state == MR_CONN_ESTABLISHED) {
+		hs_fill(e, c, &pk, MROCE_OP_CONNECT_ACCEPT);
+		pk.conn_id = c->remote_id;
+		if (emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
+			return -1;
+		c->want_accept = 0;
+		return 1;
+	}
+	if (c->state != MR_CONN_ESTABLISHED)
+		return 0;
+	if (c->nak_count) {
+		struct mr_nak *n = &c->nakq[c->nak_head];
+
+		memset(&pk, 0, sizeof(pk));
+		pk.opcode = MROCE_OP_NAK;
+		pk.conn_id = c->remote_id;
+		pk.path = n->path;
+		pk.path_gen = n->gen;
+		pk.nak.code = n->code;
+		pk.nak.rnr_timer = n->rnr_timer;
+		pk.nak.stream = n->stream;
+		pk.nak.msn = n->msn;
+		pk.nak.psn = n->psn;
+		if (emit(e, c, &pk, out, cap, n->sport, false) < 0)
+			return -1;
+		c->nak_head = (c->nak_head + 1) % MR_NAKQ;
+		c->nak_count--;
+		e->stats.tx_naks++;
+		return 1;
+	}
+	for (int i = 0; i < c->npaths; i++) {
+		struct mr_path *p = &c->path[i];
+
+		if (p->ack_due && (p->ack_urgent || now >= p->ack_due)) {
+			ack_fill(e, c, i, &pk, now);
+			if (emit(e, c, &pk, out, cap, p->rx_sport, false) < 0)
+				return -1;
+			p->ack_due = 0;
+			p->ack_pending = 0;
+			p->ack_urgent = 0;
+			p->ack_flags = 0;
+			p->rx_ce = 0;
+			e->stats.tx_acks++;
+			return 1;
+		}
+		if (p->want_reroll) {
+			memset(&pk, 0, sizeof(pk));
+			pk.opcode = MROCE_OP_PATH_REROLL;
+			pk.conn_id = c->remote_id;
+			pk.path = (uint8_t)i;
+			pk.path_gen = p->gen;
+			pk.reroll.old_gen = p->old_gen;
+			pk.reroll.new_gen = p->gen;
+			pk.reroll.new_sport = p->sport;
+			pk.reroll.reason = p->want_reroll;
+			if (emit(e, c, &pk, out, cap, p->sport, false) < 0)
+				return -1;
+			p->want_reroll = 0;
+			return 1;
+		}
+		if (p->want_probe) {
+			memset(&pk, 0, sizeof(pk));
+			pk.opcode = MROCE_OP_PROBE;
+			pk.flags = MROCE_F_ACK_REQ;
+			pk.conn_id = c->remote_id;
+			pk.path = (uint8_t)i;
+			pk.path_gen = p->gen;
+			pk.next_psn = p->next_psn;
+			pk.tsval = now_us(now);
+			if (emit(e, c, &pk, out, cap, p->sport, false) < 0)
+				return -1;
+			p->want_probe = 0;
+			p->probe_psn = p->next_psn;
+			p->probe_ts = pk.tsval;
+			e->stats.probes_sent++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* What a transmit entry refers to. */
+struct txref {
+	struct mroce_qp *qp;
+	struct mroce_wqe *w;	/* SQ message, or */
+	struct mroce_rdjob *j;	/* READ response job */
+};
+
+/* Resolve an entry; false if its message no longer exists (orphan). */
+static bool txe_resolve(struct mroce_engine *e, struct mr_conn *c,
+			const struct mr_txe *t, struct txref *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->qp = mroce_qp_find(e, txe_qpn(t));
+	if (!r->qp || !QP(r->qp) || QP(r->qp)->conn != c)
+		return false;
+	if (txe_fl(t) & TXE_RD) {
+		r->j = rd_find(r->qp, t->msn);
+		return r->j != NULL;
+	}
+	if (r->qp->state != MROCE_QPS_RTS)
+		return false;
+	r->w = mroce_sq_by_msn(r->qp, t->msn);
+	return r->w && r->w->state != MROCE_WQE_DONE;
+}
+
+/* Build the data packet of segment `seg` of r into out. 0, or -ENOSPC
+ * (buffer), or -EPERM (local memory vanished: message failed). */
+static int build_data(struct mroce_engine *e, struct mr_conn *c,
+		      const struct txref *r, uint32_t seg, int slot,
+		      uint32_t psn, bool retx, struct mroce_tx_pkt *out,
+		      size_t cap, uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	struct mroce_mr_pkt pk;
+	uint32_t mtu = c->mtu, len, msg_len, nsegs;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.conn_id = c->remote_id;
+	pk.path = (uint8_t)slot;
+	pk.path_gen = p->gen;
+	pk.psn = psn;
+	pk.tsval = now_us(now);
+	pk.stream = r->qp->dest_qpn;
+	if (r->j) {
+		msg_len = r->j->len;
+		len = seg_len(msg_len, seg, mtu);
+		pk.opcode = MROCE_OP_READ_RESP;
+		pk.msn = r->j->msn;
+		pk.va = r->j->sink_va;
+		pk.rkey = r->j->sink_key;
+		if (len && mroce_rkey_check(e, r->qp, r->j->rkey,
+					    r->j->va + (uint64_t)seg * mtu, len,
+					    MROCE_ACCESS_REMOTE_READ) !=
+				   MROCE_MRC_OK)
+			return -EPERM;
+		pk.payload = (const uint8_t *)(uintptr_t)(r->j->va +
+							  (uint64_t)seg * mtu);
+		nsegs = r->j->nsegs;
+	} else {
+		const struct mroce_send_wr *wr = &r->w->wr;
+
+		msg_len = wr->sge.length;
+		len = seg_len(msg_len, seg, mtu);
+		pk.msn = r->w->msn;
+		switch (wr->opcode) {
+		case MROCE_WR_SEND:
+			pk.opcode = MROCE_OP_SEND;
+			break;
+		case MROCE_WR_SEND_WITH_IMM:
+			pk.opcode = MROCE_OP_SEND_IMM;
+			break;
+		case MROCE_WR_RDMA_WRITE:
+			pk.opcode = MROCE_OP_WRITE;
+			break;
+		case MROCE_WR_RDMA_WRITE_WITH_IMM:
+			pk.opcode = MROCE_OP_WRITE_IMM;
+			break;
+		default:
+			pk.opcode = MROCE_OP_READ_REQ;
+			break;
+		}
+		pk.ssn = r->w->ssn;
+		pk.imm = wr->imm;
+		pk.va = wr->remote_addr;
+		pk.rkey = wr->rkey;
+		if (pk.opcode == MROCE_OP_READ_REQ) {
+			pk.sink_va = wr->sge.addr;
+			pk.sink_key = wr->sge.lkey;
+			len = 0;
+		} else {
+			pk.payload = mroce_wqe_local_ptr(e, r->w, seg * mtu,
+							 len, 0);
+			if (!pk.payload)
+				return -EPERM;
+		}
+		if (wr->send_flags & MROCE_SEND_SOLICITED)
+			pk.flags |= MROCE_F_SOLICITED;
+		nsegs = r->w->nsegs;
+	}
+	pk.offset = seg * mtu;
+	pk.msg_len = msg_len;
+	pk.payload_len = len;
+	if (seg + 1 == nsegs)
+		pk.flags |= MROCE_F_LAST | MROCE_F_ACK_REQ;
+	else
+		pk.flags &= ~MROCE_F_SOLICITED;
+	if (retx)
+		pk.flags |= MROCE_F_RETX;
+	if (emit(e, c, &pk, out, cap, p->sport, true) < 0)
+		return -ENOSPC;
+	e->stats.tx_data_pkts++;
+	p->tx_pkts++;
+	p->cc.sent++;
+	if (retx) {
+		e->stats.retransmits++;
+		p->retransmits++;
+	}
+	if (!p->deadline)
+		p->deadline = now + path_pto(e, p);
+	return 0;
+}
+
+static void pace(struct mroce_engine *e, struct mr_conn *c, uint32_t bytes,
+		 uint64_t now)
+{
+	uint64_t rate = mr_cc_rate(e, c, now);
+	uint64_t ns = rate ? (uint64_t)bytes * 8ull * 1000000000ull / rate : 0;
+
+	if (c->next_send < now)
+		c->next_send = now;
+	c->next_send += ns;
+}
+
+static bool path_usable(const struct mr_path *p)
+{
+	return (uint32_t)(p->next_psn - p->una) < MR_PATH_WIN &&
+	       mr_cc_room(p) > 0;
+}
+
+/* Pick a path for new data, weighted by window headroom; prefer paths
+ * not under suspicion (probe outstanding). -1 if none. */
+static int pick_path(struct mroce_engine *e, struct mr_conn *c)
+{
+	uint32_t room[MROCE_MAX_PATHS], total = 0, r;
+	int pass;
+
+	for (pass = 0; pass < 2 && !total; pass++) {
+		for (int i = 0; i < c->npaths; i++) {
+			const struct mr_path *p = &c->path[i];
+
+			room[i] = 0;
+			if (!path_usable(p) || (pass == 0 && p->probed))
+				continue;
+			room[i] = mr_cc_room(p);
+			total += room[i];
+		}
+	}
+	if (!total)
+		return -1;
+	r = mroce_rng_below(e, total);
+	for (int i = 0; i < c->npaths; i++) {
+		if (r < room[i])
+			return i;
+		r -= room[i];
+	}
+	return -1;
+}
+
+/* Put entry idx on path slot with a new PSN. */
+static void txe_place(struct mr_conn *c, int slot, int idx)
+{
+	struct mr_path *p = &c->path[slot];
+	struct mr_txe *t = &c->txe[idx];
+
+	t->psn = p->next_psn++;
+	p->ring[t->psn % MR_PATH_WIN] = (uint16_t)idx;
+	p->inflight++;
+}
+
+/* An entry whose message is gone: if it was received we just forget it;
+ * if it is a hole on a live path, the path must be retired. */
+static void orphan(struct mroce_engine *e, struct mr_conn *c, int idx,
+		   int slot)
+{
+	struct mr_txe *t = &c->txe[idx];
+	struct mroce_qp *qp = mroce_qp_find(e, txe_qpn(t));
+	bool done_ok = qp && qp->state == MROCE_QPS_RTS &&
+		       !(txe_fl(t) & TXE_RD);
+
+	if (slot < 0) {	/* not on any path */
+		txe_release(c, idx);
+		return;
+	}
+	if (done_ok) {
+		/* Completed successfully, so the receiver has it: a
+		 * spurious loss. Fill our side of the hole by forgetting. */
+		struct mr_path *p = &c->path[slot];
+
+		p->nlost--;
+		p->ring[t->psn % MR_PATH_WIN] = MR_TXE_NONE;
+		txe_release(c, idx);
+		return;
+	}
+	path_retire(e, c, slot, MROCE_REROLL_LOSS);
+}
+
+/* Fail the message behind an entry that ran out of retries. */
+static void txe_exhausted(struct mroce_engine *e, struct txref *r)
+{
+	if (r->w) {
+		mroce_sq_fail(e, r->qp, r->w, MROCE_WC_RETRY_EXC_ERR);
+	} else if (r->j) {
+		/* Tell the requester (its READ would wait for us); if this
+		 * NAK is lost too, its READ watchdog fires. */
+		nak_queue(QP(r->qp)->conn, MROCE_NAK_REMOTE_OP,
+			  MROCE_MAX_PATHS - 1, 0, 0, r->qp->dest_qpn,
+			  r->j->msn, QP(r->qp)->conn->path[0].sport);
+		rd_retire(e, r->qp, r->j);
+		mroce_qp_to_err(e, r->qp, e->now);
+	}
+}
+
+/* The data of an entry cannot be read any more (our region was
+ * deregistered): a local protection error for our own request; for a
+ * READ response the requester is told (NAK) and our QP fails. */
+static void txe_unreadable(struct mroce_engine *e, struct mr_conn *c,
+			   struct txref *r)
+{
+	if (r->w) {
+		mroce_sq_fail(e, r->qp, r->w, MROCE_WC_LOC_PROT_ERR);
+		return;
+	}
+	/* No PSN to name: a path slot the peer does not use makes it fall
+	 * back to (stream, msn). */
+	nak_queue(c, MROCE_NAK_ACCESS, MROCE_MAX_PATHS - 1, 0, 0,
+		  r->qp->dest_qpn, r->j->msn, c->path[0].sport);
+	rd_retire(e, r->qp, r->j);
+	mroce_qp_to_err(e, r->qp, e->now);
+}
+
+/* Retransmit one lost entry of path slot. 1 sent, 0 nothing, <0 error. */
+static int tx_lost(struct mroce_engine *e, struct mr_conn *c, int slot,
+		   struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+
+	if (!p->nlost || mr_cc_room(p) == 0)
+		return 0;
+	for (uint32_t s = p->una; s != p->next_psn; s++) {
+		uint16_t idx = p->ring[s % MR_PATH_WIN];
+		struct mr_txe *t;
+		struct txref r;
+		int err;
+
+		if (idx == MR_TXE_NONE)
+			continue;
+		t = &c->txe[idx];
+		if (!(txe_fl(t) & TXE_LOST))
+			continue;
+		if (!txe_resolve(e, c, t, &r)) {
+			orphan(e, c, idx, slot);
+			return 0;
+		}
+		if (r.w && r.w->hold_until > now)
+			continue;
+		if (txe_tries(t) > e->cfg.retry_cnt) {
+			txe_exhausted(e, &r);
+			return 0;
+		}
+		err = build_data(e, c, &r, txe_seg(t), slot, t->psn, true,
+				 out, cap, now);
+		if (err == -ENOSPC)
+			return -1;
+		if (err < 0) {
+			txe_unreadable(e, c, &r);
+			return 0;
+		}
+		t->seg_try += 1u << 24;
+		txe_clr(t, TXE_LOST);
+		p->nlost--;
+		p->inflight++;
+		return 1;
+	}
+	return 0;
+}
+
+/* Resend one entry of a retired path on any usable path. */
+static int tx_resend(struct mroce_engine *e, struct mr_conn *c,
+		     struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	for (int w = 0; w < MR_TXE_MAX / 64; w++) {
+		uint64_t bits = c->txe_resend[w];
+
+		while (bits) {
+			int idx = w * 64 + __builtin_ctzll(bits);
+			struct mr_txe *t = &c->txe[idx];
+			struct txref r;
+			int slot, err;
+
+			bits &= bits - 1;
+			if (!txe_resolve(e, c, t, &r)) {
+				orphan(e, c, idx, -1);
+				continue;
+			}
+			if (r.w && r.w->hold_until > now)
+				continue;
+			if (txe_tries(t) > e->cfg.retry_cnt) {
+				txe_exhausted(e, &r);
+				continue;
+			}
+			slot = pick_path(e, c);
+			if (slot < 0)
+				return 0;
+			err = build_data(e, c, &r, txe_seg(t), slot,
+					 c->path[slot].next_psn, true, out,
+					 cap, now);
+			if (err == -ENOSPC)
+				return -1;
+			if (err < 0) {
+				txe_unreadable(e, c, &r);
+				continue;
+			}
+			c->txe_resend[w] &= ~(1ull << (idx % 64));
+			c->nresend--;
+			txe_clr(t, TXE_RESEND);
+			t->seg_try += 1u << 24;
+			txe_place(c, slot, idx);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Next new segment of a QP: READ responses first, then the SQ. */
+static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
+		    struct txref *r, uint64_t now)
+{
+	struct mr_qp *q = QP(qp);
+	uint32_t mtu = q->conn->mtu;
+
+	memset(r, 0, sizeof(*r));
+	r->qp = qp;
+	for (uint32_t i = qp->rd_head; i != qp->rd_tail; i++) {
+		struct mroce_rdjob *j = &qp->rd[i % MROCE_MAX_RD_ATOMIC];
+
+		if (j->used && j->next_seg < j->nsegs) {
+			r->j = j;
+			return true;
+		}
+	}
+	if (qp->state != MROCE_QPS_RTS)
+		return false;
+	if ((int32_t)(q->sq_next - qp->sq_head) < 0)
+		q->sq_next = qp->sq_head;
+	while (q->sq_next != qp->sq_tail) {
+		struct mroce_wqe *w = mroce_sq_at(qp, q->sq_next);
+
+		if (w->state == MROCE_WQE_QUEUED) {
+			w->nsegs = nsegs_of(w->wr.sge.length, mtu);
+			w->next_seg = 0;
+		}
+		if (w->state == MROCE_WQE_DONE || (w->state != MROCE_WQE_QUEUED &&
+						   w->next_seg >= w->nsegs)) {
+			q->sq_next++;
+			continue;
+		}
+		if (w->msn - mroce_sq_at(qp, qp->sq_head)->msn >= MR_MSG_WIN ||
+		    w->hold_until > now)
+			return false;
+		if (w->wr.opcode == MROCE_WR_RDMA_READ &&
+		    w->state == MROCE_WQE_QUEUED) {
+			struct mr_rdrx *rd = NULL;
+
+			/* Idempotent: the caller may find no path and ask
+			 * again later for the same still-QUEUED READ. */
+			for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++) {
+				if (q->rdrx[i].used &&
+				    q->rdrx[i].msn == w->msn) {
+					w->nsegs = 1;
+					r->w = w;
+					return true;
+				}
+			}
+			for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++)
+				if (!q->rdrx[i].used)
+					rd = &q->rdrx[i];
+			if (!rd || q->reads_out >= MROCE_MAX_RD_ATOMIC)
+				return false;
+			if (st_init(&rd->st, nsegs_of(w->wr.sge.length,
+						      mtu)) < 0)
+				return false;
+			rd->used = true;
+			rd->msn = w->msn;
+			rd->deadline = now + read_timeout(e);
+			q->reads_out++;
+			w->nsegs = 1;	/* the request is one packet */
+		}
+		r->w = w;
+		return true;
+	}
+	return false;
+}
+
+/* One new data packet of connection c. 1 sent, 0 nothing, <0 no room. */
+static int tx_new(struct mroce_engine *e, struct mr_conn *c,
+		  struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	while (!mroce_list_empty(&c->sched)) {
+		struct mroce_qp *qp = mroce_container_of(
+			c->sched.next, struct mroce_qp, sched);
+		struct txref r;
+		uint32_t seg;
+		int slot, idx, err;
+
+		if (!qp_next(e, qp, &r, now)) {
+			mroce_list_del(&qp->sched);
+			continue;
+		}
+		slot = pick_path(e, c);
+		if (slot < 0)
+			return 0;
+		idx = txe_alloc(c);
+		if (idx < 0)
+			return 0;
+		seg = r.j ? r.j->next_seg : r.w->next_seg;
+		err = build_data(e, c, &r, seg, slot, c->path[slot].next_psn,
+				 false, out, cap, now);
+		if (err < 0) {
+			txe_release(c, idx);
+			if (err == -ENOSPC)
+				return -1;
+			txe_unreadable(e, c, &r);
+			continue;
+		}
+		c->txe[idx].qpn_fl = qp->qpn | ((uint32_t)TXE_USED << 24) |
+				     (r.j ? (uint32_t)TXE_RD << 24 : 0);
+		c->txe[idx].msn = r.j ? r.j->msn : r.w->msn;
+		c->txe[idx].seg_try = seg | (1u << 24);
+		txe_place(c, slot, idx);
+		if (r.j) {
+			r.j->next_seg++;
+		} else {
+			r.w->state = MROCE_WQE_ACTIVE;
+			r.w->next_seg++;
+		}
+		/* Round-robin between the connection's streams. */
+		mroce_list_del(&qp->sched);
+		mroce_list_add_tail(&c->sched, &qp->sched);
+		return 1;
+	}
+	return 0;
+}
+
+static int tx_data(struct mroce_engine *e, struct mr_conn *c,
+		   struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	int r;
+
+	if (c->state != MR_CONN_ESTABLISHED || c->next_send > now)
+		return 0;
+	for (int i = 0; i < c->npaths; i++) {
+		r = tx_lost(e, c, i, out, cap, now);
+		if (r)
+			goto sent;
+	}
+	if (c->nresend) {
+		r = tx_resend(e, c, out, cap, now);
+		if (r)
+			goto sent;
+	}
+	r = tx_new(e, c, out, cap, now);
+sent:
+	if (r > 0)
+		pace(e, c, out->len, now);
+	return r;
+}
+
+static void mr_tick(struct mroce_engine *e, uint64_t now);
+
+static int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
+		 size_t cap, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	int cnt = 0;
+	bool progress = true;
+
+	/* Timers first (a driver may call only tx() when next_timer()
+	 * fires); once per distinct `now`, as tx() may be called per packet. */
+	if (now != t->last_tick || !t->ticked) {
+		mr_tick(e, now);
+	}
+	/* Stateless handshake replies first. */
+	while (cnt < n && t->nhs) {
+		struct mr_hsreply *r = &t->hsq[t->hs_head];
+		struct mroce_mr_pkt pk;
+		struct mroce_tx_pkt *out = &pkts[cnt];
+		int len;
+
+		memset(&pk, 0, sizeof(pk));
+		pk.opcode = MROCE_OP_CONNECT_CHALLENGE;
+		pk.conn_id = r->conn_id;
+		pk.conn.nonce = r->nonce;
+		pk.conn.cookie = r->cookie;
+		pk.conn.cookie_time = r->cookie_time;
+		pk.conn.mtu = e->cfg.mtu;
+		pk.conn.max_paths = e->cfg.npaths;
+		len = mroce_mr_build(&pk, out->buf, cap);
+		if (len < 0)
+			return cnt;
+		out->len = (uint32_t)len;
+		out->peer = r->peer;
+		out->sport = r->sport;
+		out->dport = MROCE_UDP_PORT;
+		out->ect = false;
+		e->stats.tx_pkts++;
+		e->stats.tx_bytes += (uint64_t)len;
+		t->hs_head = (t->hs_head + 1) % MR_HSQ;
+		t->nhs--;
+		cnt++;
+	}
+	/* Control before data; connections served round-robin. */
+	while (cnt < n && progress) {
+		struct mroce_list *l;
+
+		progress = false;
+		for (l = t->active.next; l != &t->active && cnt < n;
+		     l = l->next) {
+			struct mr_conn *c =
+				mroce_container_of(l, struct mr_conn, alink);
+			int r = tx_control(e, c, &pkts[cnt], cap, now);
+
+			if (r < 0)
+				return cnt;
+			if (r > 0) {
+				cnt++;
+				progress = true;
+			}
+		}
+	}
+	progress = true;
+	while (cnt < n && progress) {
+		struct mroce_list *l, *nx;
+
+		progress = false;
+		for (l = t->active.next; l != &t->active && cnt < n;
+		     l = nx) {
+			struct mr_conn *c =
+				mroce_container_of(l, struct mr_conn, alink);
+			int r;
+
+			nx = l->next;
+			r = tx_data(e, c, &pkts[cnt], cap, now);
+			if (r < 0)
+				return cnt;
+			if (r > 0) {
+				cnt++;
+				progress = true;
+				/* Round robin between connections, also when
+				 * the driver asks for one packet at a time. */
+				if (nx != &t->active) {
+					mroce_list_del(&c->alink);
+					mroce_list_add_tail(&t->active,
+							    &c->alink);
+				}
+				/* ACKs/NAKs our data triggered go first. */
+				while (cnt < n) {
+					r = tx_control(e, c, &pkts[cnt], cap,
+						       now);
+					if (r <= 0)
+						break;
+					cnt++;
+				}
+			}
+		}
+	}
+	return cnt;
+}
+
+/* ------------------------------------------------------------------ */
+/* Timers                                                               */
+/* ------------------------------------------------------------------ */
+static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
+		       uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	uint8_t reason;
+
+	if (p->hold_until && now >= p->hold_until) {
+		/* RNR wait over: held PSNs are retransmitted as they are. */
+		for (uint32_t s = p->una; s != p->next_psn; s++) {
+			uint16_t idx = p->ring[s % MR_PATH_WIN];
+			struct mr_txe *t;
+
+			if (idx == MR_TXE_NONE)
+				continue;
+			t = &c->txe[idx];
+			if (txe_fl(t) & TXE_HOLD) {
+				txe_clr(t, TXE_HOLD);
+				txe_set(t, TXE_LOST);
+				p->nheld--;
+				p->nlost++;
+			}
+		}
+		p->hold_until = 0;
+		if (!p->deadline)
+			path_arm(e, p, now);
+	}
+	if (p->deadline && now >= p->deadline) {
+		if (!(p->inflight + p->nlost)) {
+			p->deadline = 0;
+		} else if (p->probed < MR_PROBES) {
+			/* Tail-loss probe: ask the receiver what it has. The
+			 * first comes after a PTO, the next after an RTO. */
+			if (p->probed)
+				e->stats.rto_fires++;
+			p->probed++;
+			p->want_probe = 1;
+			p->deadline = now + path_rto(e, c, p);
+		} else {
+			/* Nothing came back after MR_PROBES probes and RTOs:
+			 * the path is a blackhole. Move everything elsewhere
+			 * (a lossy path would have answered one of them). */
+			e->stats.rto_fires++;
+			c->backoff++;
+			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT);
+			return;
+		}
+	}
+	if (p->cc.sent >= 64) {
+		if (mr_cc_path_bad(c, p, &reason))
+			path_retire(e, c, slot, reason);
+		else
+			mr_cc_path_reset_stats(p);
+	}
+}
+
+static void read_watchdog(struct mroce_engine *e, struct mr_conn *c,
+			  uint64_t now)
+{
+	struct mroce_list *n, *nx;
+
+	for (n = c->qps.next; n != &c->qps; n = nx) {
+		struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+		struct mr_qp *q = QP(qp);
+
+		nx = n->next;
+		if (!q->reads_out || qp->state != MROCE_QPS_RTS)
+			continue;
+		for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++) {
+			struct mroce_wqe *w;
+
+			if (!q->rdrx[i].used || now < q->rdrx[i].deadline)
+				continue;
+			w = mroce_sq_by_msn(qp, q->rdrx[i].msn);
+			if (w && w->state != MROCE_WQE_DONE) {
+				mroce_sq_fail(e, qp, w,
+					      MROCE_WC_RETRY_EXC_ERR);
+				break;
+			}
+		}
+	}
+}
+
+static void mr_tick(struct mroce_engine *e, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	struct mroce_list *l, *nx;
+
+	t->last_tick = now;
+	t->ticked = true;
+
+	for (l = t->active.next; l != &t->active; l = nx) {
+		struct mr_conn *c =
+			mroce_container_of(l, struct mr_conn, alink);
+
+		nx = l->next;
+		if ((c->state == MR_CONN_REQ_SENT ||
+		     c->state == MR_CONN_CONFIRM_SENT) &&
+		    now >= c->hs_deadline) {
+			if (++c->hs_tries > e->cfg.retry_cnt) {
+				hs_fail(e, c);
+				continue;
+			}
+			c->want_hs = 1;
+			c->hs_deadline =
+				now + (MR_HS_RTO_NS
+				       << (c->hs_tries < 6 ? c->hs_tries : 6));
+		}
+		if (c->hold_until && now >= c->hold_until) {
+			/* Streams parked on an RNR hold resume (their held
+			 * PSNs are retransmitted by the path timers). */
+			c->hold_until = 0;
+			for (struct mroce_list *n = c->qps.next; n != &c->qps;
+			     n = n->next)
+				qp_kick(mroce_container_of(n, struct mroce_qp,
+							   conn_link));
+		}
+		if (c->state == MR_CONN_ESTABLISHED) {
+			for (int i = 0; i < c->npaths; i++)
+				path_timer(e, c, i, now);
+			read_watchdog(e, c, now);
+		}
+		if (conn_idle(c))
+			mroce_list_del(&c->alink);
+	}
+}
+
+static uint64_t umin(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now)
+{
+	const struct mr_engine *t = T(e);
+	const struct mroce_list *l;
+	uint64_t next = UINT64_MAX;
+
+	if (t->nhs)
+		return now;
+	for (l = t->active.next; l != &t->active; l = l->next) {
+		const struct mr_conn *c =
+			mroce_container_of(l, struct mr_conn, alink);
+		bool ready = false, usable = false;
+
+		if (c->want_hs || c->want_accept)
+			return now;
+		if (c->state == MR_CONN_REQ_SENT ||
+		    c->state == MR_CONN_CONFIRM_SENT)
+			next = umin(next, c->hs_deadline);
+		if (c->state != MR_CONN_ESTABLISHED)
+			continue;
+		if (c->nak_count)
+			return now;
+		if (c->hold_until)
+			next = umin(next, c->hold_until);
+		for (const struct mroce_list *n = c->qps.next; n != &c->qps;
+		     n = n->next) {
+			const struct mroce_qp *qp = mroce_container_of(
+				n, struct mroce_qp, conn_link);
+			const struct mr_qp *q = qp->tp;
+
+			for (int i = 0; q->reads_out &&
+					i < MROCE_MAX_RD_ATOMIC; i++)
+				if (q->rdrx[i].used)
+					next = umin(next, q->rdrx[i].deadline);
+		}
+		for (int i = 0; i < c->npaths; i++) {
+			const struct mr_path *p = &c->path[i];
+
+			if (p->want_probe || p->want_reroll)
+				return now;
+			if (p->ack_due)
+				next = umin(next, p->ack_urgent ? now :
+								  p->ack_due);
+			if (p->deadline)
+				next = umin(next, p->deadline);
+			if (p->hold_until)
+				next = umin(next, p->hold_until);
+			if (p->nlost && mr_cc_room(p))
+				ready = true;
+			if (path_usable(p))
+				usable = true;
+		}
+		/* Entries may belong to a message on RNR hold: then the end
+		 * of the hold is the time to look again, not now (no spin). */
+		if (c->hold_until > now)
+			ready = false;
+		if (usable && ((c->nresend && c->hold_until <= now) ||
+			       (!mroce_list_empty(&c->sched) &&
+				c->txe_used < MR_TXE_MAX)))
+			ready = true;
+		if (ready)
+			next = umin(next, c->next_send > now ? c->next_send :
+								 now);
+	}
+	return next < now ? now : next;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch                                                             */
+/* ------------------------------------------------------------------ */
+static int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		 const void *buf, size_t len, uint64_t now)
+{
+	struct mroce_mr_pkt pk;
+	struct mr_conn *c;
+	int err;
+
+	err = mroce_mr_parse(buf, len, &pk);
+	if (err < 0) {
+		e->stats.rx_malformed++;
+		return err;
+	}
+	e->stats.rx_pkts++;
+	e->stats.rx_bytes += len;
+	if (pk.opcode >= MROCE_OP_CONNECT_REQ)
+		return rx_handshake(e, m, &pk, now);
+	c = conn_by_id(e, pk.conn_id);
+	if (!c || c->peer != m->peer || c->state != MR_CONN_ESTABLISHED) {
+		e->stats.rx_no_conn++;
+		return -ENOENT;
+	}
+	conn_kick(c);
+	switch (pk.opcode) {
+	case MROCE_OP_ACK:
+		rx_ack(e, c, &pk, now);
+		return 0;
+	case MROCE_OP_NAK:
+		rx_nak(e, c, &pk, now);
+		return 0;
+	case MROCE_OP_PROBE:
+		return rx_probe(e, c, m, &pk, now);
+	case MROCE_OP_PATH_REROLL:
+		return rx_reroll(e, c, &pk);
+	default:
+		return rx_data(e, c, m, &pk, now);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine / QP hooks                                                    */
+/* ------------------------------------------------------------------ */
+static int mr_init(struct mroce_engine *e)
+{
+	struct mr_engine *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->by_peer = calloc(e->cfg.max_conns, sizeof(*t->by_peer));
+	if (!t->by_peer) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->peer_bits = 1;
+	while ((1u << t->peer_bits) < e->cfg.max_conns)
+		t->peer_bits++;
+	mroce_list_init(&t->conns);
+	mroce_list_init(&t->active);
+	e->tp = t;
+	return 0;
+}
+
+static void mr_fini(struct mroce_engine *e)
+{
+	struct mr_engine *t = T(e);
+
+	while (!mroce_list_empty(&t->conns))
+		conn_free(e, mroce_container_of(t->conns.next, struct mr_conn,
+						link));
+	free(t->by_peer);
+	free(t);
+}
+
+static int mr_qp_create(struct mroce_engine *e, struct mroce_qp *qp)
+{
+	qp->tp = calloc(1, sizeof(struct mr_qp));
+	return qp->tp ? 0 : -ENOMEM;
+}
+
+static void qp_rx_clear(struct mroce_qp *qp)
+{
+	struct mr_qp *q = QP(qp);
+
+	for (int i = 0; i < MR_MSG_WIN; i++) {
+		st_free(&q->rx[i].st);
+		q->rx[i].state = MR_RX_FREE;
+	}
+	for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++) {
+		st_free(&q->rdrx[i].st);
+		q->rdrx[i].used = false;
+	}
+	q->reads_out = 0;
+}
+
+static void mr_qp_destroy(struct mroce_engine *e, struct mroce_qp *qp)
+{
+	if (!qp->tp)
+		return;
+	qp_rx_clear(qp);
+	mroce_list_del(&qp->conn_link);
+	mroce_list_del(&qp->sched);
+	free(qp->tp);
+	qp->tp = NULL;
+}
+
+static int mr_qp_modify(struct mroce_engine *e, struct mroce_qp *qp,
+			enum mroce_qp_state old,
+			const struct mroce_qp_attr *attr, uint32_t mask,
+			uint64_t now)
+{
+	struct mr_qp *q = QP(qp);
+	struct mr_conn *c;
+
+	switch (qp->state) {
+	case MROCE_QPS_RTR:
+		if (old != MROCE_QPS_INIT)
+			return 0;
+		c = T(e)->by_peer[qp->peer];
+		if (!c)
+			c = conn_new(e, qp->peer);
+		if (!c)
+			return -ENOMEM;
+		q->conn = c;
+		mroce_list_add_tail(&c->qps, &qp->conn_link);
+		if (c->state == MR_CONN_IDLE)
+			hs_start(e, c, now);
+		return 0;
+	case MROCE_QPS_RTS:
+		qp_kick(qp);
+		return 0;
+	case MROCE_QPS_ERR:
+		/* Entries of this QP still on paths are resolved lazily
+		 * (acked: forgotten; lost: the path is retired). */
+		qp_rx_clear(qp);
+		mroce_list_del(&qp->sched);
+		for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++)
+			qp->rd[i].used = false;
+		qp->rd_head = qp->rd_tail;
+		return 0;
+	case MROCE_QPS_RESET:
+		qp_rx_clear(qp);
+		mroce_list_del(&qp->conn_link);
+		mroce_list_del(&qp->sched);
+		memset(q, 0, sizeof(*q));
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int mr_post_send(struct mroce_engine *e, struct mroce_qp *qp,
+			struct mroce_wqe *w, uint64_t now)
+{
+	struct mr_conn *c = QP(qp)->conn;
+
+	if (c && c->state == MR_CONN_IDLE)
+		hs_start(e, c, now);
+	qp_kick(qp);
+	return 0;
+}
+
+static void mr_post_recv(struct mroce_engine *e, struct mroce_qp *qp)
+{
+	if (QP(qp)->conn)
+		rx_deliver(e, qp);	/* a WRITE_IMM may wait for it */
+}
+
+static int mr_path_info(const struct mroce_engine *e, int peer, int idx,
+			struct mroce_path_info *out)
+{
+	const struct mr_conn *c;
+	const struct mr_path *p;
+
+	if (peer < 0 || (uint32_t)peer >= e->cfg.max_conns)
+		return -ENOENT;
+	c = T(e)->by_peer[peer];
+	if (!c || idx < 0 || idx >= c->npaths)
+		return -ENOENT;
+	p = &c->path[idx];
+	memset(out, 0, sizeof(*out));
+	out->sport = p->sport;
+	out->gen = p->gen;
+	out->alive = c->state == MR_CONN_ESTABLISHED && !p->probed;
+	out->srtt_us = p->srtt_us;
+	out->cwnd_pkts = mr_cc_cwnd_pkts(p);
+	out->inflight = p->inflight;
+	out->tx_pkts = p->tx_pkts;
+	out->retransmits = p->retransmits;
+	out->ce_marks = p->ce_marks;
+	return 0;
+}
+
+static size_t mr_conn_mem(const struct mroce_engine *e)
+{
+	size_t np = e->cfg.npaths;
+
+	return sizeof(struct mr_conn) + np * sizeof(struct mr_path) +
+	       MR_TXE_MAX * sizeof(struct mr_txe) +
+	       np * MR_PATH_WIN * sizeof(uint16_t);
+}
+
+const struct mroce_transport_ops mroce_metaroce_ops = {
+	.name = "metaroce",
+	.init = mr_init,
+	.fini = mr_fini,
+	.qp_create = mr_qp_create,
+	.qp_destroy = mr_qp_destroy,
+	.qp_modify = mr_qp_modify,
+	.post_send = mr_post_send,
+	.post_recv = mr_post_recv,
+	.rx = mr_rx,
+	.tx = mr_tx,
+	.tick = mr_tick,
+	.next_timer = mr_next_timer,
+	.path_info = mr_path_info,
+	.conn_mem = mr_conn_mem,
+};

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * INTERNAL: MetaRoCE transport state shared by metaroce.c (protocol), cc.c
+ * (congestion control) and their unit tests. See docs/engine.md.
+ *
+ * Per connection (one per peer): npaths path slots, each with a transmit
+ * side (our PSNs, window, RTT, cwnd) and a receive side (the peer's PSNs,
+ * cum_psn + 256-bit SACK, pending ACK). Transmit tracking is a pool of
+ * 16-byte entries shared by the connection's paths; each path has a ring
+ * of 256 entry indices addressed by PSN (the SACK range), so everything a
+ * packet or an ACK touches is found in O(1).
+ */
+#ifndef MROCE_METAROCE_INT_H
+#define MROCE_METAROCE_INT_H
+
+#include "engine_int.h"
+
+#define MR_PATH_WIN	256	/* outstanding PSNs per path (= SACK bits) */
+#define MR_TXE_MAX	512	/* outstanding packets per connection */
+#define MR_TXE_NONE	0xffff
+#define MR_MSG_WIN	64	/* messages in flight per stream (rx slots) */
+#define MR_NAKQ		8	/* queued NAKs per connection */
+#define MR_PROBES	2	/* unanswered probes before a path is dead */
+#define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
+#define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
+#define MR_RNR_TIMER	5	/* our RNR NAK timer, units of 10 us */
+#define MR_HS_RTO_NS	1000000ull /* first handshake retransmit, 1 ms */
+#define MR_COOKIE_LIFE_MS 2000	/* CHALLENGE cookies expire after 2 s */
+#define MR_FAIR_EPOCH_NS 100000ull /* fair-share sender counting epoch */
+
+/* Transmit entry flags (top byte of qpn_fl). */
+#define TXE_USED	0x80
+#define TXE_RD		0x01	/* READ response (job), not an SQ WQE */
+#define TXE_LOST	0x02	/* declared lost: retransmit same PSN */
+#define TXE_HOLD	0x04	/* RNR: hole at the receiver, wait */
+#define TXE_RESEND	0x08	/* path retired: resend on any path */
+
+struct mr_txe {
+	uint32_t qpn_fl;	/* QPN (24 bits) | TXE_* flags << 24 */
+	uint32_t msn;		/* message (WQE msn, or the READ's msn) */
+	uint32_t seg_try;	/* segment index (24) | transmissions (8) */
+	uint32_t psn;		/* PSN on its path (meaningless if RESEND) */
+};
+_Static_assert(sizeof(struct mr_txe) == 16, "compact tx entry");
+
+static inline uint32_t txe_qpn(const struct mr_txe *t)
+{
+	return t->qpn_fl & 0xffffff;
+}
+
+static inline uint8_t txe_fl(const struct mr_txe *t)
+{
+	return t->qpn_fl >> 24;
+}
+
+static inline void txe_set(struct mr_txe *t, uint8_t f)
+{
+	t->qpn_fl |= (uint32_t)f << 24;
+}
+
+static inline void txe_clr(struct mr_txe *t, uint8_t f)
+{
+	t->qpn_fl &= ~((uint32_t)f << 24);
+}
+
+static inline uint32_t txe_seg(const struct mr_txe *t)
+{
+	return t->seg_try & 0xffffff;
+}
+
+static inline uint32_t txe_tries(const struct mr_txe *t)
+{
+	return t->seg_try >> 24;
+}
+
+/* Congestion control state of one path (cc.c). */
+struct mr_cc {
+	uint32_t cwnd;		/* packets << 8 */
+	uint32_t ssthresh;	/* packets << 8 */
+	uint64_t last_cut;	/* ns of the last multiplicative decrease */
+	uint32_t ce_acks;	/* ACKs with CE since last path check */
+	uint32_t acks;		/* ACKs since last path check */
+	uint32_t losses;	/* losses since last path check */
+	uint32_t sent;		/* packets since last path check */
+};
+
+struct mr_path {
+	/* transmit side (our packets on this slot) */
+	uint16_t sport;
+	uint8_t gen;
+	uint8_t probed;		/* PROBE sent, no progress since */
+	uint32_t next_psn;	/* next new PSN */
+	uint32_t una;		/* oldest PSN that may be unacknowledged */
+	uint32_t loss_scan;	/* PSNs below were checked for loss */
+	uint32_t high_acked;	/* highest PSN known received + 1 */
+	uint32_t inflight;	/* sent, not acked, not lost, not held */
+	uint32_t dupthresh;	/* loss evidence needed (grows on reorder) */
+	uint32_t nlost, nheld;	/* entries awaiting retransmit / RNR */
+	uint32_t srtt_us, rttvar_us, min_rtt_us;
+	uint32_t probe_psn;	/* next_psn when the PROBE left */
+	uint32_t probe_ts;	/* its tsval */
+	uint64_t deadline;	/* PTO/RTO, 0 = idle */
+	uint64_t hold_until;	/* RNR hold expiry of held entries */
+	uint64_t tx_pkts, retransmits, ce_marks;
+	uint8_t want_probe;	/* send a PROBE */
+	uint8_t want_reroll;	/* send PATH_REROLL (reason) */
+	uint8_t old_gen;
+	struct mr_cc cc;
+	uint16_t *ring;		/* MR_PATH_WIN entry indices by PSN */
+
+	/* receive side (peer's packets on this slot) */
+	uint8_t rx_gen;
+	uint8_t rx_valid;	/* rx_gen / rx_cum are initialised */
+	uint8_t ack_flags;	/* MROCE_ACKF_* for the next ACK */
+	uint8_t ack_urgent;
+	uint16_t rx_sport;	/* sport of the last packet: ACKs go back on it */
+	uint16_t ack_pending;	/* packets since the last ACK */
+	uint16_t rx_ce;		/* CE marks since the last ACK */
+	uint32_t rx_cum;
+	uint32_t rx_tsecr;
+	uint64_t sack[MROCE_SACK_BITS / 64]; /* bit i: rx_cum + 1 + i */
+	uint64_t ack_due;	/* ns; 0 = no ACK pending */
+};
+
+enum mr_conn_state {
+	MR_CONN_IDLE = 0,
+	MR_CONN_REQ_SENT,	/* initiator: waiting for CHALLENGE */
+	MR_CONN_CONFIRM_SENT,	/* initiator: waiting for ACCEPT */
+	MR_CONN_ESTABLISHED,
+};
+
+struct mr_nak {
+	uint8_t code, path, gen, rnr_timer;
+	uint32_t stream, msn, psn;
+	uint16_t sport;
+};
+
+struct mr_conn {
+	int peer;
+	uint8_t state;		/* enum mr_conn_state */
+	uint8_t npaths;		/* paths in use (min of both sides) */
+	uint16_t mtu;		/* segment size (min of both sides) */
+	uint32_t local_id, remote_id;
+	uint32_t tx_isn, rx_isn;
+	uint64_t nonce, cookie;
+	uint32_t cookie_time;
+	uint8_t hs_tries;
+	uint8_t want_hs;	/* send the current handshake packet */
+	uint8_t want_accept;	/* responder: (re)send ACCEPT */
+	uint64_t hs_deadline;
+	uint32_t backoff;	/* consecutive RTOs without progress */
+	uint64_t hold_until;	/* latest RNR hold of any message */
+
+	/* pacing / fair share */
+	uint64_t next_send;	/* ns: pacing */
+	uint64_t hint_bps;	/* receiver's fair-share hint, 0 = none */
+	uint64_t hint_time;
+	uint64_t active_epoch;	/* receiver: epoch we last saw data */
+
+	uint32_t rr;		/* path rotation for spraying */
+	uint32_t txe_used;
+	uint32_t nresend;	/* entries with TXE_RESEND */
+	struct mr_txe *txe;	/* MR_TXE_MAX */
+	uint64_t txe_free[MR_TXE_MAX / 64];	/* bit set = free */
+	uint64_t txe_resend[MR_TXE_MAX / 64];	/* bit set = RESEND */
+
+	struct mr_nak nakq[MR_NAKQ];
+	uint8_t nak_head, nak_count;
+
+	struct mroce_list qps;		/* QPs (streams) of this conn */
+	struct mroce_list sched;	/* QPs with new data to send */
+	struct mroce_list link;		/* on t->conns (all conns) */
+	struct mroce_list alink;	/* on t->active while not idle */
+	struct mr_engine *eng;
+	struct mr_path path[];
+};
+
+/* Per-QP (stream) state, qp->tp. */
+struct mr_segtrack {
+	uint32_t nsegs, got;
+	uint64_t inl;		/* bitmap when nsegs <= 64 */
+	uint64_t *ext;		/* else allocated per message */
+};
+
+enum mr_rxmsg_state {
+	MR_RX_FREE = 0,
+	MR_RX_ACTIVE,
+	MR_RX_COMPLETE,
+};
+
+struct mr_rxmsg {
+	uint8_t state, op;
+	uint8_t solicited;
+	uint32_t msn, msg_len, imm;
+	uint64_t va;		/* WRITE target / READ source / SEND buffer */
+	uint32_t key;		/* rkey, or the receive's lkey */
+	uint64_t sink_va;	/* READ_REQ */
+	uint32_t sink_key;
+	struct mr_segtrack st;
+};
+
+struct mr_rdrx {		/* requester: READ response tracking */
+	bool used;
+	uint32_t msn;
+	uint64_t deadline;	/* no response progress by then: fail */
+	struct mr_segtrack st;
+};
+
+struct mr_qp {
+	struct mr_conn *conn;
+	uint32_t sq_next;	/* SQ counter of the next WQE with unsent segs */
+	uint32_t rx_next_msn;	/* next message to deliver */
+	uint32_t rx_ssn;	/* receive-consuming messages delivered */
+	uint32_t reads_out;	/* READs posted and not completed */
+	struct mr_rxmsg rx[MR_MSG_WIN];
+	struct mr_rdrx rdrx[MROCE_MAX_RD_ATOMIC];
+};
+
+#define MR_HSQ	16	/* stateless CHALLENGE replies awaiting tx */
+
+struct mr_hsreply {
+	int peer;
+	uint16_t sport;
+	uint32_t conn_id;	/* the initiator's src_conn_id */
+	uint64_t nonce, cookie;
+	uint32_t cookie_time;
+};
+
+/* Transport-global state, e->tp. */
+struct mr_engine {
+	struct mr_conn **by_peer;	/* max_conns slots, index = peer */
+	uint32_t peer_bits;		/* local_id = random << bits | peer */
+	struct mroce_list conns;
+	struct mroce_list active;	/* conns with work or timers */
+	uint32_t nconns;
+	uint64_t fair_epoch;		/* receiver fair-share epoch number */
+	uint64_t fair_epoch_start;
+	uint32_t active_now, active_prev;
+	uint64_t last_tick;		/* `now` of the last timer run */
+	bool ticked;
+	struct mr_hsreply hsq[MR_HSQ];
+	uint32_t hs_head, nhs;
+};
+
+/* metaroce.c: receive-side SACK bookkeeping (exposed for unit tests).
+ * Records PSN rx_cum + d (d in [0, MROCE_SACK_BITS]) as received. */
+void mr_rx_mark(struct mr_path *p, uint32_t d);
+
+/* cc.c */
+void mr_cc_init(struct mroce_engine *e, struct mr_path *p);
+void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
+		  struct mr_path *p, uint32_t newly_acked, uint32_t ce,
+		  uint32_t rtt_us, uint64_t now);
+void mr_cc_on_loss(struct mroce_engine *e, struct mr_path *p, uint64_t now);
+void mr_cc_on_timeout(struct mroce_engine *e, struct mr_path *p);
+/* Packets the path may still put in flight (0 = none). */
+uint32_t mr_cc_room(const struct mr_path *p);
+uint32_t mr_cc_cwnd_pkts(const struct mr_path *p);
+/* Connection pacing rate in bit/s. */
+uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
+		    uint64_t now);
+/* Receiver: fair-share hint (bit/s) to put in our ACKs. */
+uint64_t mr_cc_fair_share(struct mroce_engine *e, struct mr_conn *c,
+			  uint64_t now);
+/* Bad-path detection: true when path p should be retired (reason out). */
+bool mr_cc_path_bad(const struct mr_conn *c, const struct mr_path *p,
+		    uint8_t *reason);
+void mr_cc_path_reset_stats(struct mr_path *p);
+
+#endif /* MROCE_METAROCE_INT_H */
