@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# bench_sim.sh - measure the simulator targets of issue #3 and print them as
+# a markdown table. Every ratio is computed from runs made by this script,
+# in this invocation (never against numbers from another run).
+#
+# Usage: scripts/bench_sim.sh [--quick] [--help]
+#   --quick       smaller transfers (a smoke run, less precise)
+# Environment:
+#   MROCE_BUILD   build directory holding bin/mroce_sim (default: build)
+#   BYTES         bytes per connection of the throughput runs (default 64M)
+#   SCALE_CONNS   connections of the scale run (default 4000)
+#   SEED          seed of every run (default 1)
+# Exit status: 0 when every run completed, 1 when any run failed (its row
+# says why), 2 on bad arguments.
+set -uo pipefail
+
+usage() {
+	sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+QUICK=0
+for a in "$@"; do
+	case "$a" in
+	--quick) QUICK=1 ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "bench_sim.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+
+cd "$(dirname "$0")/.."
+BUILD=${MROCE_BUILD:-build}
+SIM="$BUILD/bin/mroce_sim"
+if [ ! -x "$SIM" ]; then
+	echo "bench_sim.sh: $SIM not found; run 'make BUILD=$BUILD' first" >&2
+	exit 1
+fi
+BYTES=${BYTES:-64M}
+SCALE_CONNS=${SCALE_CONNS:-4000}
+SEED=${SEED:-1}
+if [ "$QUICK" = 1 ]; then
+	BYTES=8M
+	SCALE_CONNS=400
+fi
+FAILED=0
+
+# jf FIELD: one field of the single-line JSON object on stdin
+jf() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,}\"]*\).*/\1/p"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f%%", 100 * a / b; else print "n/a" }'; }
+
+# run NAME ARGS...: runs mroce_sim --json, keeps the output in OUT_<NAME>
+run() {
+	local name=$1 out rc
+	shift
+	out=$("$SIM" --json --seed "$SEED" "$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		FAILED=1
+		echo "run $name failed (exit $rc): $(echo "$out" | jf why)" >&2
+	fi
+	printf -v "OUT_$name" '%s' "$out"
+}
+get() { local v="OUT_$1"; echo "${!v}" | jf "$2"; }
+
+COMMON=(--paths 4 --rate-gbps 100 --delay-us 2 --msg-size 64K --bytes "$BYTES")
+
+for t in metaroce rocev2; do
+	run "${t}_clean" --transport $t "${COMMON[@]}"
+	run "${t}_loss1" --transport $t "${COMMON[@]}" --loss 0.01
+	run "${t}_loss5" --transport $t "${COMMON[@]}" --loss 0.05
+done
+
+# blackhole one of 4 planes half-way through the clean transfer
+for t in metaroce rocev2; do
+	vt=$(get "${t}_clean" virtual_time_us)
+	at=$(awk -v v="${vt:-1000}" 'BEGIN { printf "%.3f", v / 2000 }')
+	# RoCEv2: the QP's one plane is the interesting one to lose; MetaRoCE
+	# sprays, so plane 1 is as good as any
+	bh=1
+	if [ $t = rocev2 ]; then
+		bh=$(echo "$OUT_rocev2_clean" | sed -n 's/.*"path_share":\[\([^]]*\)\].*/\1/p' |
+			tr ',' '\n' | awk '$1 > 0.5 { print NR - 1; exit }')
+		bh=${bh:-1}
+	fi
+	run "${t}_bh" --transport $t "${COMMON[@]}" --blackhole "$bh@$at"
+	eval "BH_${t}=$bh BHAT_${t}=$at"
+done
+# RoCEv2 in MetaRoCE's run too: plane 1 at the same time (harmless to a
+# QP that hashed elsewhere)
+run rocev2_bh1 --transport rocev2 "${COMMON[@]}" --blackhole "1@$BHAT_metaroce"
+
+for t in metaroce rocev2; do
+	run "${t}_incast" --transport $t "${COMMON[@]}" --senders 8 --bytes 8M
+	run "${t}_asym" --transport $t --rates 100,50,25,10 --delay-us 2 \
+		--msg-size 64K --bytes "$BYTES"
+	run "${t}_dupcor" --transport $t "${COMMON[@]}" --dup 0.01 --corrupt 0.01
+done
+
+run scale --transport metaroce --paths 8 --rate-gbps 100 --senders "$SCALE_CONNS" \
+	--shared-leaf --bytes 64K --msg-size 16K --outstanding 4 \
+	--time-limit-ms 60000 --stall-ms 2000
+run bench_mr --bench-engine --transport metaroce --msg-size 64K --bytes 256M
+run bench_rv2 --bench-engine --transport rocev2 --msg-size 64K --bytes 256M
+
+echo "## mroce_sim measurements (seed $SEED, $BYTES per connection)"
+echo
+echo "Fabric: 4 planes x 100 Gbit/s, 2 us one-way, host links 400 Gbit/s,"
+echo "one QP, 64 KiB WRITEs, 16 in flight. Goodput ratios are against the"
+echo "loss-free run of the same transport in this invocation."
+echo
+echo "| scenario | transport | goodput Gbit/s | vs loss-free | retransmits | p99 WR latency us | result |"
+echo "|---|---|---|---|---|---|---|"
+for t in metaroce rocev2; do
+	base=$(get "${t}_clean" goodput_gbps)
+	for s in clean loss1 loss5 bh; do
+		n="${t}_$s"
+		case $s in
+		clean) label="no loss" ;;
+		loss1) label="1% loss every plane" ;;
+		loss5) label="5% loss every plane" ;;
+		bh) eval "label=\"plane \$BH_${t} blackholed at \$BHAT_${t} ms\"" ;;
+		esac
+		g=$(get "$n" goodput_gbps)
+		echo "| $label | $t | $g | $(ratio "$g" "$base") | $(get "$n" retransmits) | $(get "$n" fct_p99_us) | $(get "$n" verdict) |"
+	done
+done
+echo
+echo "### Multipath: one connection over 4 equal planes"
+echo
+echo "| transport | goodput Gbit/s | of 400 Gbit/s aggregate | per-plane share |"
+echo "|---|---|---|---|"
+for t in metaroce rocev2; do
+	n="${t}_clean"
+	g=$(get "$n" goodput_gbps)
+	v="OUT_$n"
+	share=$(echo "${!v}" | sed -n 's/.*"path_share":\[\([^]]*\)\].*/\1/p')
+	echo "| $t | $g | $(ratio "$g" 400) | $share |"
+done
+echo
+echo "### Blackhole of one plane mid-transfer"
+echo
+echo "| transport | plane lost | pre-failure Gbit/s | post-failure Gbit/s | post/pre (ideal 75%) | longest stall us | recovery us | recovery RTTs | error completions | result |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for n in metaroce_bh rocev2_bh rocev2_bh1; do
+	t=${n%%_*}
+	case $n in
+	rocev2_bh) plane="$BH_rocev2 (its QP's plane) at $BHAT_rocev2 ms" ;;
+	*) plane="1 at $BHAT_metaroce ms" ;;
+	esac
+	pre=$(get "$n" pre_fail_gbps)
+	post=$(get "$n" post_fail_gbps)
+	echo "| $t | $plane | $pre | $post | $(ratio "$post" "$pre") | $(get "$n" fail_stall_us) | $(get "$n" recovery_us) | $(get "$n" recovery_rtts) | $(get "$n" error_completions) | $(get "$n" verdict) $(get "$n" why) |"
+done
+echo
+echo "(recovery: from the failure to the start of the first window of"
+echo "max(10 RTTs, 8 messages) whose goodput, and the average from there to"
+echo "the end, reach 90% of the pre-failure goodput scaled to the surviving"
+echo "capacity (3 of 4 planes); -1: not recovered or the run failed. Base RTT"
+echo "$(get metaroce_bh base_rtt_us) us. Stall: longest time without any"
+echo "completion across the failure.)"
+echo
+echo "### Other networks"
+echo
+echo "| scenario | transport | goodput Gbit/s | of capacity | retransmits | Jain | result |"
+echo "|---|---|---|---|---|---|---|"
+for t in metaroce rocev2; do
+	for s in incast asym dupcor; do
+		n="${t}_$s"
+		case $s in
+		incast) label="8:1 incast, 8 MiB each, one leaf per sender" ;;
+		asym) label="planes 100/50/25/10 Gbit/s (reordering)" ;;
+		dupcor) label="1% duplication + 1% corruption" ;;
+		esac
+		g=$(get "$n" goodput_gbps)
+		echo "| $label | $t | $g | $(ratio "$g" "$(get "$n" capacity_gbps)") | $(get "$n" retransmits) | $(get "$n" jain_fairness) | $(get "$n" verdict) |"
+	done
+done
+echo
+echo "### Scale: $SCALE_CONNS connections x 8 planes into one engine"
+echo
+echo "All senders behind one leaf, 8 x 100 Gbit/s planes, receiver link 800"
+echo "Gbit/s; 64 KiB per connection in 16 KiB WRITEs, 4 in flight."
+echo
+echo "| connections | engine memory per connection (bytes) | Jain (per-QP throughput) | Jain (bytes at first finish) | goodput Gbit/s | drops | result |"
+echo "|---|---|---|---|---|---|---|"
+echo "| $(get scale conns) | $(get scale mem_per_conn_bytes) | $(get scale jain_fairness) | $(get scale jain_first_finish) | $(get scale goodput_gbps) | $(get scale drops_tail) | $(get scale verdict) $(get scale why) |"
+echo
+echo "### Engine CPU cost (wall clock, this machine, 64 KiB WRITEs)"
+echo
+echo "| transport | ns per data packet (rx+placement+ACK) | ns per ACK processed | ns per data packet sent |"
+echo "|---|---|---|---|"
+echo "| metaroce | $(get bench_mr rx_data_ns) | $(get bench_mr rx_ack_ns) | $(get bench_mr tx_data_ns) |"
+echo "| rocev2 | $(get bench_rv2 rx_data_ns) | $(get bench_rv2 rx_ack_ns) | $(get bench_rv2 tx_data_ns) |"
+exit $FAILED

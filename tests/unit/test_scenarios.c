@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Scenario matrix: both transports x a set of hostile networks x seeds,
+ * each a complete simulated transfer through real engines. Every run must
+ * deliver every byte exactly (the simulator checks each byte against the
+ * sent pattern and every completion's order and uniqueness) and finish
+ * within a bounded virtual time. Byte counts are small so the whole matrix
+ * stays well under a minute with sanitizers; throughput targets are
+ * measured by scripts/bench_sim.sh, never asserted here.
+ */
+#include "../harness.h"
+#include "mroce/engine.h"
+#include "mroce/sim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define G10 10000000000ull
+#define NSEEDS 3
+
+enum expect {
+	EXPECT_OK,		/* complete, byte exact */
+	EXPECT_FAIL_CLEANLY,	/* an error completion or a detected hang,
+				 * never wrong data and never a silent stop */
+};
+
+struct scenario {
+	const char *name;
+	void (*setup)(struct mroce_sim_cfg *c, uint8_t transport);
+	enum expect (*expect)(uint8_t transport);
+};
+
+static enum expect ok(uint8_t t)
+{
+	return EXPECT_OK;
+}
+
+static enum expect fails(uint8_t t)
+{
+	return EXPECT_FAIL_CLEANLY;
+}
+
+/* RoCEv2 pins a QP to one plane: losing a plane may kill it (with an
+ * error completion) or not touch it at all, depending on the hash. */
+static enum expect mr_ok_rv2_either(uint8_t t)
+{
+	return t == MROCE_TRANSPORT_METAROCE ? EXPECT_OK : EXPECT_FAIL_CLEANLY;
+}
+
+static void each_path(struct mroce_sim_cfg *c, double loss, double dup,
+		      double corrupt)
+{
+	for (int i = 0; i < MROCE_SIM_MAX_PATHS; i++) {
+		c->net.path[i].loss = loss;
+		c->net.path[i].dup = dup;
+		c->net.path[i].corrupt = corrupt;
+	}
+}
+
+static void s_clean(struct mroce_sim_cfg *c, uint8_t t)
+{
+}
+
+static void s_loss1(struct mroce_sim_cfg *c, uint8_t t)
+{
+	each_path(c, 0.01, 0, 0);
+}
+
+static void s_loss5(struct mroce_sim_cfg *c, uint8_t t)
+{
+	each_path(c, 0.05, 0, 0);
+}
+
+static void s_loss10(struct mroce_sim_cfg *c, uint8_t t)
+{
+	each_path(c, 0.10, 0, 0);
+	c->bytes = 128 << 10;
+}
+
+static void s_reorder(struct mroce_sim_cfg *c, uint8_t t)
+{
+	/* 10/5/2.5/1 Gbit/s planes with different delays: spraying
+	 * reorders heavily; RoCEv2 QPs sit on whichever plane they hash to */
+	for (int i = 0; i < 4; i++) {
+		c->net.path[i].rate_bps = G10 >> i;
+		c->net.path[i].delay_ns = 2000 + 3000 * i;
+	}
+	c->conns = 2;
+}
+
+static void s_dup(struct mroce_sim_cfg *c, uint8_t t)
+{
+	each_path(c, 0, 0.05, 0);
+}
+
+static void s_corrupt(struct mroce_sim_cfg *c, uint8_t t)
+{
+	each_path(c, 0, 0, 0.03);
+}
+
+static void s_blackhole(struct mroce_sim_cfg *c, uint8_t t)
+{
+	c->net.path[1].blackhole_at = 20000;	/* 20 us, mid-transfer */
+	c->conns = 2;
+}
+
+static void s_all_dead(struct mroce_sim_cfg *c, uint8_t t)
+{
+	for (int i = 0; i < 4; i++)
+		c->net.path[i].blackhole_at = 10000;
+	c->bytes = 1 << 20;
+}
+
+static void s_incast(struct mroce_sim_cfg *c, uint8_t t)
+{
+	c->senders = 8;
+	c->bytes = 64 << 10;
+	c->net.host.queue_bytes = 256 << 10;
+}
+
+static void s_streams(struct mroce_sim_cfg *c, uint8_t t)
+{
+	/* 8 QPs between the same two hosts: MetaRoCE multiplexes them as
+	 * streams of one connection, RoCEv2 gives each its own port */
+	c->conns = 8;
+	c->bytes = 64 << 10;
+	c->msg_size = 4 << 10;
+	each_path(c, 0.02, 0, 0);
+}
+
+static void s_shared_incast(struct mroce_sim_cfg *c, uint8_t t)
+{
+	/* 4 senders behind one leaf share the planes and the downlink */
+	c->senders = 4;
+	c->shared_leaf = true;
+	c->bytes = 128 << 10;
+	each_path(c, 0.01, 0, 0);
+}
+
+static void s_psn_wrap(struct mroce_sim_cfg *c, uint8_t t)
+{
+	/* RoCEv2 PSNs wrap at 2^24 after 16 packets, under 2% loss */
+	c->start_psn = 0xfffff0;
+	each_path(c, 0.02, 0, 0);
+}
+
+static void s_tiny(struct mroce_sim_cfg *c, uint8_t t)
+{
+	c->msg_size = 1;
+	c->bytes = 300;
+	c->outstanding = 16;
+	each_path(c, 0.02, 0, 0);
+}
+
+static void s_huge(struct mroce_sim_cfg *c, uint8_t t)
+{
+	c->msg_size = 1 << 20;
+	c->bytes = 2 << 20;
+	c->outstanding = 2;
+	each_path(c, 0.01, 0, 0);
+}
+
+static void s_send(struct mroce_sim_cfg *c, uint8_t t)
+{
+	c->op = MROCE_SIM_OP_SEND;
+	c->conns = 2;
+	each_path(c, 0.02, 0.01, 0);
+}
+
+static void s_mixed(struct mroce_sim_cfg *c, uint8_t t)
+{
+	each_path(c, 0.02, 0.02, 0.01);
+	for (int i = 0; i < 4; i++)
+		c->net.path[i].rate_bps = G10 / (i + 1);
+	c->op = MROCE_SIM_OP_SEND;
+}
+
+static const struct scenario scenarios[] = {
+	{ "clean", s_clean, ok },
+	{ "loss1", s_loss1, ok },
+	{ "loss5", s_loss5, ok },
+	{ "loss10", s_loss10, ok },
+	{ "reorder", s_reorder, ok },
+	{ "dup", s_dup, ok },
+	{ "corrupt", s_corrupt, ok },
+	{ "blackhole", s_blackhole, mr_ok_rv2_either },
+	{ "all_dead", s_all_dead, fails },
+	{ "incast8", s_incast, ok },
+	{ "shared_incast", s_shared_incast, ok },
+	{ "streams", s_streams, ok },
+	{ "psn_wrap", s_psn_wrap, ok },
+	{ "tiny", s_tiny, ok },
+	{ "huge", s_huge, ok },
+	{ "send", s_send, ok },
+	{ "mixed", s_mixed, ok },
+};
+#define NSCEN (int)(sizeof(scenarios) / sizeof(scenarios[0]))
+
+static const char *tname(uint8_t t)
+{
+	return t == MROCE_TRANSPORT_ROCEV2 ? "rocev2" : "metaroce";
+}
+
+static void base(struct mroce_sim_cfg *c, uint8_t transport, uint64_t seed)
+{
+	mroce_sim_cfg_default(c);
+	c->transport = transport;
+	c->seed = seed;
+	c->bytes = 256 << 10;
+	c->msg_size = 16 << 10;
+	c->outstanding = 8;
+	/* bounded virtual time: a live transport finishes these in a few
+	 * ms; a hang is declared after 200 ms without a completion */
+	c->time_limit_ns = 3000000000ull;
+	c->stall_ns = 200000000ull;
+	for (int i = 0; i < MROCE_SIM_MAX_PATHS; i++)
+		c->net.path[i].rate_bps = G10;
+	c->net.host.rate_bps = 4 * G10;
+}
+
+START_TEST(scenario__byte_exact_and_live)
+{
+	int sc = _i / (2 * NSEEDS);
+	uint8_t tr = (_i / NSEEDS) % 2 ? MROCE_TRANSPORT_ROCEV2
+				       : MROCE_TRANSPORT_METAROCE;
+	uint64_t seed = 1000 + _i % NSEEDS;
+	const struct scenario *s = &scenarios[sc];
+	struct mroce_sim_cfg c;
+	struct mroce_sim_result r;
+	struct mroce_sim *sim;
+	enum expect want;
+	int err;
+
+	base(&c, tr, seed);
+	s->setup(&c, tr);
+	want = s->expect(tr);
+	err = mroce_sim_create(&c, &sim);
+	ck_assert_msg(err == 0, "%s: create: %d", s->name, err);
+	ck_assert_int_eq(mroce_sim_run(sim, &r), 0);
+	mroce_sim_destroy(sim);
+
+	/* never wrong data, never a stop that goes unnoticed */
+	ck_assert_msg(r.verdict != MROCE_SIM_INTEGRITY,
+		      "%s/%s/seed %llu: %s", s->name, tname(tr),
+		      (unsigned long long)seed, r.why);
+	ck_assert_uint_le(r.end_ns, c.time_limit_ns);
+	if (r.verdict == MROCE_SIM_OK) {
+		ck_assert_msg(s->expect != fails,
+			      "%s/%s/seed %llu: completed on a dead fabric",
+			      s->name, tname(tr), (unsigned long long)seed);
+		ck_assert_uint_eq(r.completed_bytes, r.target_bytes);
+		ck_assert_uint_eq(r.error_wcs, 0);
+	} else {
+		/* the only acceptable failure is an error completion: a
+		 * hang or a time-limit stop is a liveness bug */
+		ck_assert_msg(want == EXPECT_FAIL_CLEANLY &&
+				      r.verdict == MROCE_SIM_ERROR_WC,
+			      "%s/%s/seed %llu: %s: %s", s->name, tname(tr),
+			      (unsigned long long)seed,
+			      mroce_sim_verdict_str(r.verdict), r.why);
+	}
+}
+END_TEST
+
+MROCE_SUITE(scenarios_suite)
+Suite *scenarios_suite(void)
+{
+	Suite *s = suite_create("scenarios");
+	TCase *tc = tcase_create("matrix");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, scenario__byte_exact_and_live, 0,
+			    NSCEN * 2 * NSEEDS);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,703 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * mroce_sim: run one simulated transfer over a lossy multipath fabric and
+ * report goodput, completion times and what the network did to it.
+ * Exit status: 0 ok, 1 integrity/liveness/error-completion violation,
+ * 2 bad arguments, 3 setup failure (engine refused the configuration).
+ */
+#include "bench.h"
+
+#include "mroce/engine.h"
+#include "mroce/sim.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage_text[] =
+"NAME\n"
+"    mroce_sim - deterministic network simulation of mroce transports\n"
+"\n"
+"SYNOPSIS\n"
+"    mroce_sim [OPTIONS]\n"
+"    mroce_sim --bench-engine [--transport T] [--msg-size S] [--bytes B]\n"
+"\n"
+"DESCRIPTION\n"
+"    Simulates K sender hosts writing to one receiver host over a fabric\n"
+"    with N paths (planes) between every pair of leaf switches, in\n"
+"    virtual time, with real mroce engines at every host. Every byte is\n"
+"    checked against what was sent. The same options and --seed give the\n"
+"    same run, bit for bit (see the digest in the output).\n"
+"\n"
+"OPTIONS\n"
+"    --transport metaroce|rocev2   transport of every engine (metaroce)\n"
+"    --paths N          planes between two leaves (4)\n"
+"    --rate-gbps R      rate of every plane, Gbit/s (100)\n"
+"    --rates R1,R2,..   per-plane rates (asymmetry); sets --paths\n"
+"    --delay-us D       one-way propagation per plane, us (2)\n"
+"    --queue-kb K       plane queue limit, KiB, tail drop (1024)\n"
+"    --ecn-kb K         CE-mark ECN-capable packets above this plane\n"
+"                       backlog, KiB; 0 disables (100)\n"
+"    --loss P           random loss fraction on every plane (0)\n"
+"    --dup P            duplication fraction on every plane (0)\n"
+"    --corrupt P        fraction of packets with one byte flipped (0)\n"
+"    --blackhole I@MS   plane I drops everything from MS ms of virtual\n"
+"                       time on (repeatable)\n"
+"    --host-gbps R      host access link rate (sum of the plane rates)\n"
+"    --host-delay-us D  host access link propagation (0.5)\n"
+"    --host-queue-kb K  receiver downlink queue limit, KiB (4096)\n"
+"    --host-ecn-kb K    receiver downlink ECN threshold, KiB (200)\n"
+"    --bytes B          bytes per connection (1M)\n"
+"    --msg-size S       bytes per work request (64K)\n"
+"    --conns C          QPs per sender (1)\n"
+"    --senders K        sender hosts, all to host 0: K:1 incast (1)\n"
+"    --shared-leaf      put all senders behind one leaf (default: one\n"
+"                       leaf each, so only the receiver downlink is shared)\n"
+"    --outstanding N    work requests in flight per QP (16)\n"
+"    --op write|send    RDMA WRITE, or SEND into posted receives (write)\n"
+"    --mtu M            engine MTU, payload bytes (engine default)\n"
+"    --engine-paths N   MetaRoCE paths per connection (engine default)\n"
+"    --rto-min-us U     engine minimum RTO (engine default)\n"
+"    --psn P            RoCEv2 initial PSN of every QP (random)\n"
+"    --seed S           random seed (1)\n"
+"    --time-limit-ms T  fail if not finished by T ms virtual (10000)\n"
+"    --stall-ms T       fail if no completion for T ms virtual (500)\n"
+"    --bin-us U         goodput time-series bin (about one RTT)\n"
+"    --drain-us U       after the last completion keep running U us,\n"
+"                       then re-check every receive buffer and fail on\n"
+"                       any late write or extra completion (1000)\n"
+"    --json             print one JSON object instead of text\n"
+"    --series           also print goodput per --bin-us bin (Gbit/s),\n"
+"                       e.g. to see a blackhole dip and its recovery\n"
+"    --bench-engine     engine CPU cost per data packet and per ACK,\n"
+"                       two engines back to back, wall-clock timed\n"
+"    -h, --help         this text\n"
+"\n"
+"    Sizes take K, M, G suffixes (powers of 1024). Fractions are 0..1.\n"
+"\n"
+"OUTPUT\n"
+"    goodput_gbps       completed bytes x 8 / time from the first post to\n"
+"                       the last completion\n"
+"    fct_p50_us, fct_p99_us\n"
+"                       per work request, from post to completion\n"
+"    jain_fairness      Jain's index over per-QP throughput (bytes / own\n"
+"                       completion time); jain_first_finish: over per-QP\n"
+"                       bytes when the first QP finished\n"
+"    path_share         data bytes per plane towards the receiver\n"
+"    recovery_us        from the first blackhole to the start of the\n"
+"                       first window of max(10 RTTs, 8 messages) whose\n"
+"                       goodput, and the average from there to the end,\n"
+"                       reach 90% of the pre-failure goodput scaled to\n"
+"                       the surviving capacity; -1 when none does\n"
+"    fail_stall_us      longest time without a completion across the\n"
+"                       failure\n"
+"    digest             hash of every event: equal digests, equal runs\n"
+"\n"
+"EXIT STATUS\n"
+"    0 success; 1 integrity, error-completion or liveness violation;\n"
+"    2 bad arguments; 3 setup failure.\n"
+"\n"
+"EXAMPLES\n"
+"    mroce_sim --paths 4 --loss 0.01 --bytes 64M --json\n"
+"    mroce_sim --transport rocev2 --blackhole 1@1 --bytes 16M\n"
+"    mroce_sim --senders 8 --bytes 4M --msg-size 1M\n";
+
+static const char *prog = "mroce_sim";
+
+__attribute__((noreturn, format(printf, 1, 2))) static void
+bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	exit(2);
+}
+
+static uint64_t parse_size(const char *opt, const char *s)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	errno = 0;
+	if (*s == '-')
+		bad_arg("%s: '%s' is not a size", opt, s);
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		bad_arg("%s: '%s' is not a size", opt, s);
+	switch (*end) {
+	case 'k': case 'K':
+		mul = 1ull << 10;
+		end++;
+		break;
+	case 'm': case 'M':
+		mul = 1ull << 20;
+		end++;
+		break;
+	case 'g': case 'G':
+		mul = 1ull << 30;
+		end++;
+		break;
+	}
+	if (*end)
+		bad_arg("%s: '%s' is not a size (use K, M or G)", opt, s);
+	if (v && v * mul / mul != v)
+		bad_arg("%s: '%s' is too large", opt, s);
+	return v * mul;
+}
+
+static double parse_num(const char *opt, const char *s, double lo,
+			double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end)
+		bad_arg("%s: '%s' is not a number", opt, s);
+	if (!(v >= lo && v <= hi))
+		bad_arg("%s: %s is out of range [%g, %g]", opt, s, lo, hi);
+	return v;
+}
+
+static const char *tname(uint8_t t)
+{
+	return t == MROCE_TRANSPORT_ROCEV2 ? "rocev2" : "metaroce";
+}
+
+enum {
+	O_TRANSPORT = 256, O_PATHS, O_RATE, O_RATES, O_DELAY, O_QUEUE, O_ECN,
+	O_LOSS, O_DUP, O_CORRUPT, O_BLACKHOLE, O_HOST_GBPS, O_HOST_DELAY,
+	O_HOST_QUEUE, O_HOST_ECN, O_BYTES, O_MSG, O_CONNS, O_SENDERS,
+	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_SEED,
+	O_TLIMIT, O_STALL, O_BIN, O_JSON, O_BENCH, O_DRAIN, O_SERIES,
+};
+
+static const struct option opts[] = {
+	{ "transport", required_argument, NULL, O_TRANSPORT },
+	{ "paths", required_argument, NULL, O_PATHS },
+	{ "rate-gbps", required_argument, NULL, O_RATE },
+	{ "rates", required_argument, NULL, O_RATES },
+	{ "delay-us", required_argument, NULL, O_DELAY },
+	{ "queue-kb", required_argument, NULL, O_QUEUE },
+	{ "ecn-kb", required_argument, NULL, O_ECN },
+	{ "loss", required_argument, NULL, O_LOSS },
+	{ "dup", required_argument, NULL, O_DUP },
+	{ "corrupt", required_argument, NULL, O_CORRUPT },
+	{ "blackhole", required_argument, NULL, O_BLACKHOLE },
+	{ "host-gbps", required_argument, NULL, O_HOST_GBPS },
+	{ "host-delay-us", required_argument, NULL, O_HOST_DELAY },
+	{ "host-queue-kb", required_argument, NULL, O_HOST_QUEUE },
+	{ "host-ecn-kb", required_argument, NULL, O_HOST_ECN },
+	{ "bytes", required_argument, NULL, O_BYTES },
+	{ "msg-size", required_argument, NULL, O_MSG },
+	{ "conns", required_argument, NULL, O_CONNS },
+	{ "senders", required_argument, NULL, O_SENDERS },
+	{ "shared-leaf", no_argument, NULL, O_SHARED },
+	{ "outstanding", required_argument, NULL, O_OUT },
+	{ "op", required_argument, NULL, O_OP },
+	{ "mtu", required_argument, NULL, O_MTU },
+	{ "engine-paths", required_argument, NULL, O_EPATHS },
+	{ "rto-min-us", required_argument, NULL, O_RTO },
+	{ "psn", required_argument, NULL, O_PSN },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "time-limit-ms", required_argument, NULL, O_TLIMIT },
+	{ "stall-ms", required_argument, NULL, O_STALL },
+	{ "bin-us", required_argument, NULL, O_BIN },
+	{ "drain-us", required_argument, NULL, O_DRAIN },
+	{ "series", no_argument, NULL, O_SERIES },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "bench-engine", no_argument, NULL, O_BENCH },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct args {
+	struct mroce_sim_cfg cfg;
+	bool json, bench, series, rates_set, paths_set, host_set, bytes_set, msg_set;
+	double rates[MROCE_SIM_MAX_PATHS];
+	uint32_t nrates;
+	double rate_gbps, delay_us, loss, dup, corrupt;
+	uint32_t queue_kb, ecn_kb;
+	struct {
+		uint32_t path;
+		double ms;
+	} bh[MROCE_SIM_MAX_PATHS];
+	uint32_t nbh;
+};
+
+static void parse_rates(struct args *a, const char *s)
+{
+	char buf[1024], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	a->nrates = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (a->nrates == MROCE_SIM_MAX_PATHS)
+			bad_arg("--rates: at most %d paths",
+				MROCE_SIM_MAX_PATHS);
+		a->rates[a->nrates++] = parse_num("--rates", tok, 0.001, 1e5);
+	}
+	if (!a->nrates)
+		bad_arg("--rates: empty list");
+	a->rates_set = true;
+}
+
+static void parse_blackhole(struct args *a, const char *s)
+{
+	char *at = strchr(s, '@');
+	char path[32];
+
+	if (!at || at == s || (size_t)(at - s) >= sizeof(path))
+		bad_arg("--blackhole: '%s' is not PATH@MS", s);
+	memcpy(path, s, at - s);
+	path[at - s] = '\0';
+	if (a->nbh == MROCE_SIM_MAX_PATHS)
+		bad_arg("--blackhole: too many");
+	a->bh[a->nbh].path = (uint32_t)parse_num("--blackhole", path, 0,
+						 MROCE_SIM_MAX_PATHS - 1);
+	a->bh[a->nbh].ms = parse_num("--blackhole", at + 1, 0, 1e9);
+	a->nbh++;
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+	struct mroce_sim_cfg *c = &a->cfg;
+	int o;
+
+	memset(a, 0, sizeof(*a));
+	mroce_sim_cfg_default(c);
+	a->rate_gbps = 100;
+	a->delay_us = 2;
+	a->queue_kb = 1024;
+	a->ecn_kb = 100;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case O_TRANSPORT:
+			if (!strcmp(optarg, "metaroce"))
+				c->transport = MROCE_TRANSPORT_METAROCE;
+			else if (!strcmp(optarg, "rocev2"))
+				c->transport = MROCE_TRANSPORT_ROCEV2;
+			else
+				bad_arg("--transport: '%s' is neither metaroce "
+					"nor rocev2", optarg);
+			break;
+		case O_PATHS:
+			c->net.npaths = (uint32_t)parse_num(
+				"--paths", optarg, 1, MROCE_SIM_MAX_PATHS);
+			a->paths_set = true;
+			break;
+		case O_RATE:
+			a->rate_gbps = parse_num("--rate-gbps", optarg, 0.001,
+						 1e5);
+			break;
+		case O_RATES:
+			parse_rates(a, optarg);
+			break;
+		case O_DELAY:
+			a->delay_us = parse_num("--delay-us", optarg, 0, 1e7);
+			break;
+		case O_QUEUE:
+			a->queue_kb = (uint32_t)parse_num("--queue-kb", optarg,
+							  0, 4194303);
+			break;
+		case O_ECN:
+			a->ecn_kb = (uint32_t)parse_num("--ecn-kb", optarg, 0,
+							4194303);
+			break;
+		case O_LOSS:
+			a->loss = parse_num("--loss", optarg, 0, 1);
+			break;
+		case O_DUP:
+			a->dup = parse_num("--dup", optarg, 0, 1);
+			break;
+		case O_CORRUPT:
+			a->corrupt = parse_num("--corrupt", optarg, 0, 1);
+			break;
+		case O_BLACKHOLE:
+			parse_blackhole(a, optarg);
+			break;
+		case O_HOST_GBPS:
+			c->net.host.rate_bps = (uint64_t)(parse_num(
+				"--host-gbps", optarg, 0.001, 1e5) * 1e9);
+			a->host_set = true;
+			break;
+		case O_HOST_DELAY:
+			c->net.host.delay_ns = (uint64_t)(parse_num(
+				"--host-delay-us", optarg, 0, 1e7) * 1000);
+			break;
+		case O_HOST_QUEUE:
+			c->net.host.queue_bytes = 1024 * (uint32_t)parse_num(
+				"--host-queue-kb", optarg, 0, 4194303);
+			break;
+		case O_HOST_ECN:
+			c->net.host.ecn_bytes = 1024 * (uint32_t)parse_num(
+				"--host-ecn-kb", optarg, 0, 4194303);
+			break;
+		case O_BYTES:
+			c->bytes = parse_size("--bytes", optarg);
+			break;
+		case O_MSG:
+			c->msg_size = (uint32_t)parse_size("--msg-size", optarg);
+			if (c->msg_size == 0 ||
+			    parse_size("--msg-size", optarg) > (1u << 30))
+				bad_arg("--msg-size: must be 1..1G");
+			break;
+		case O_CONNS:
+			c->conns = (uint32_t)parse_num("--conns", optarg, 1,
+						       100000);
+			break;
+		case O_SENDERS:
+			c->senders = (uint32_t)parse_num("--senders", optarg, 1,
+							 100000);
+			break;
+		case O_SHARED:
+			c->shared_leaf = true;
+			break;
+		case O_OUT:
+			c->outstanding = (uint32_t)parse_num("--outstanding",
+							     optarg, 1, 4096);
+			break;
+		case O_OP:
+			if (!strcmp(optarg, "write"))
+				c->op = MROCE_SIM_OP_WRITE;
+			else if (!strcmp(optarg, "send"))
+				c->op = MROCE_SIM_OP_SEND;
+			else
+				bad_arg("--op: '%s' is neither write nor send",
+					optarg);
+			break;
+		case O_MTU:
+			c->mtu = (uint16_t)parse_num("--mtu", optarg, 256, 8192);
+			break;
+		case O_EPATHS:
+			c->engine_paths = (uint8_t)parse_num("--engine-paths",
+							     optarg, 1, 64);
+			break;
+		case O_RTO:
+			c->rto_min_us = (uint32_t)parse_num("--rto-min-us",
+							    optarg, 1, 1e7);
+			break;
+		case O_PSN:
+			c->start_psn = (int64_t)parse_num("--psn", optarg, 0,
+							  0xffffff);
+			break;
+		case O_SEED:
+			c->seed = parse_size("--seed", optarg);
+			break;
+		case O_TLIMIT:
+			c->time_limit_ns = (uint64_t)(parse_num(
+				"--time-limit-ms", optarg, 0.001, 1e8) * 1e6);
+			break;
+		case O_STALL:
+			c->stall_ns = (uint64_t)(parse_num("--stall-ms", optarg,
+							   0.001, 1e8) * 1e6);
+			break;
+		case O_BIN:
+			c->bin_ns = (uint64_t)(parse_num("--bin-us", optarg,
+							 0.01, 1e7) * 1000);
+			break;
+		case O_DRAIN:
+			c->drain_ns = (uint64_t)(parse_num("--drain-us", optarg,
+							   0, 1e9) * 1000);
+			break;
+		case O_SERIES:
+			a->series = true;
+			break;
+		case O_JSON:
+			a->json = true;
+			break;
+		case O_BENCH:
+			a->bench = true;
+			break;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		bad_arg("unexpected argument '%s'", argv[optind]);
+	if (a->rates_set) {
+		if (a->paths_set && c->net.npaths != a->nrates)
+			bad_arg("--paths %u disagrees with %u --rates",
+				c->net.npaths, a->nrates);
+		c->net.npaths = a->nrates;
+	}
+	for (uint32_t i = 0; i < MROCE_SIM_MAX_PATHS; i++) {
+		struct mroce_sim_link_cfg *p = &c->net.path[i];
+		double r = a->rates_set && i < a->nrates ? a->rates[i]
+							  : a->rate_gbps;
+
+		p->rate_bps = (uint64_t)(r * 1e9);
+		p->delay_ns = (uint64_t)(a->delay_us * 1000);
+		p->queue_bytes = a->queue_kb * 1024;
+		p->ecn_bytes = a->ecn_kb * 1024;
+		p->loss = a->loss;
+		p->dup = a->dup;
+		p->corrupt = a->corrupt;
+		p->blackhole_at = MROCE_SIM_NEVER;
+	}
+	for (uint32_t i = 0; i < a->nbh; i++) {
+		if (a->bh[i].path >= c->net.npaths)
+			bad_arg("--blackhole: path %u does not exist (--paths "
+				"%u; paths count from 0)", a->bh[i].path,
+				c->net.npaths);
+		c->net.path[a->bh[i].path].blackhole_at =
+			(uint64_t)(a->bh[i].ms * 1e6);
+	}
+	if (!a->host_set) {
+		uint64_t sum = 0;
+
+		for (uint32_t i = 0; i < c->net.npaths; i++)
+			sum += c->net.path[i].rate_bps;
+		c->net.host.rate_bps = sum;
+	}
+	if (c->mtu)
+		c->net.max_frame = c->mtu + 512;
+	if ((uint64_t)c->senders * c->conns * c->outstanding * c->msg_size >
+	    (8ull << 30))
+		bad_arg("senders x conns x outstanding x msg-size exceeds 8 GiB "
+			"of buffers");
+}
+
+static int run_bench(const struct args *a)
+{
+	struct sim_bench b;
+	uint32_t msg = a->cfg.msg_size;
+	uint64_t bytes = a->cfg.bytes;
+	int err = sim_bench_engine(a->cfg.transport, msg, bytes, &b);
+
+	if (err) {
+		fprintf(stderr, "%s: --bench-engine: %s\n", prog, b.why);
+		return 3;
+	}
+	if (a->json) {
+		printf("{\"transport\":\"%s\",\"msg_size\":%u,\"bytes\":%llu,"
+		       "\"data_pkts\":%llu,\"acks\":%llu,"
+		       "\"rx_data_ns\":%.1f,\"rx_ack_ns\":%.1f,"
+		       "\"tx_data_ns\":%.1f,\"wall_time_s\":%.3f}\n",
+		       tname(a->cfg.transport), msg, (unsigned long long)bytes,
+		       (unsigned long long)b.data_pkts,
+		       (unsigned long long)b.acks, b.rx_data_ns, b.rx_ack_ns,
+		       b.tx_data_ns, b.wall_s);
+	} else {
+		printf("engine bench (%s, %u-byte WRITEs, %llu bytes)\n",
+		       tname(a->cfg.transport), msg, (unsigned long long)bytes);
+		printf("  data packets     %llu\n",
+		       (unsigned long long)b.data_pkts);
+		printf("  acks             %llu\n", (unsigned long long)b.acks);
+		printf("  receive+place+ACK per data packet  %.1f ns\n",
+		       b.rx_data_ns);
+		printf("  per ACK processed                  %.1f ns\n",
+		       b.rx_ack_ns);
+		printf("  transmit per data packet           %.1f ns\n",
+		       b.tx_data_ns);
+	}
+	return 0;
+}
+
+static void print_series(struct mroce_sim *s, bool json)
+{
+	const uint64_t *bins;
+	uint64_t bin_ns;
+	uint32_t n = mroce_sim_series(s, &bins, &bin_ns);
+
+	if (json) {
+		printf(",\"series_bin_us\":%.3f,\"series_gbps\":[",
+		       bin_ns / 1000.0);
+		for (uint32_t i = 0; i < n; i++)
+			printf("%s%.2f", i ? "," : "",
+			       (double)bins[i] * 8 / (double)bin_ns);
+		printf("]");
+		return;
+	}
+	printf("  goodput per %.3f us bin (Gbit/s):\n", bin_ns / 1000.0);
+	for (uint32_t i = 0; i < n; i++)
+		printf("  %10.3f us %9.2f\n", (double)i * bin_ns / 1000.0,
+		       (double)bins[i] * 8 / (double)bin_ns);
+}
+
+static void print_json(const struct args *a, const struct mroce_sim_result *r,
+		       double wall)
+{
+	const struct mroce_sim_cfg *c = &a->cfg;
+	bool integrity = r->verdict != MROCE_SIM_INTEGRITY;
+
+	printf("{\"transport\":\"%s\",\"paths\":%u,\"senders\":%u,"
+	       "\"conns\":%u,\"bytes_per_conn\":%llu,\"msg_size\":%u,"
+	       "\"seed\":%llu,",
+	       tname(c->transport), c->net.npaths, c->senders,
+	       c->senders * c->conns, (unsigned long long)c->bytes, c->msg_size,
+	       (unsigned long long)c->seed);
+	printf("\"ok\":%s,\"verdict\":\"%s\",\"why\":\"%s\","
+	       "\"integrity_ok\":%s,",
+	       r->verdict == MROCE_SIM_OK ? "true" : "false",
+	       mroce_sim_verdict_str(r->verdict), r->why,
+	       integrity ? "true" : "false");
+	printf("\"goodput_gbps\":%.3f,\"capacity_gbps\":%.3f,"
+	       "\"fct_p50_us\":%.2f,\"fct_p99_us\":%.2f,\"fct_max_us\":%.2f,"
+	       "\"completed_bytes\":%llu,\"target_bytes\":%llu,"
+	       "\"messages\":%llu,",
+	       r->goodput_gbps, r->capacity_gbps, r->fct_p50_us, r->fct_p99_us,
+	       r->fct_max_us, (unsigned long long)r->completed_bytes,
+	       (unsigned long long)r->target_bytes,
+	       (unsigned long long)r->msgs);
+	printf("\"retransmits\":%llu,\"rto_fires\":%llu,"
+	       "\"path_rerolls\":%llu,\"error_completions\":%llu,"
+	       "\"tx_pkts\":%llu,\"rx_pkts\":%llu,\"tx_data_pkts\":%llu,"
+	       "\"rx_dup\":%llu,\"rx_ooo\":%llu,\"ce_seen\":%llu,"
+	       "\"timer_spins\":%llu,",
+	       (unsigned long long)r->retransmits,
+	       (unsigned long long)r->rto_fires,
+	       (unsigned long long)r->path_rerolls,
+	       (unsigned long long)r->error_wcs,
+	       (unsigned long long)r->tx_pkts, (unsigned long long)r->rx_pkts,
+	       (unsigned long long)r->tx_data_pkts,
+	       (unsigned long long)r->rx_dup, (unsigned long long)r->rx_ooo,
+	       (unsigned long long)r->ce_marks_rx,
+	       (unsigned long long)r->timer_spins);
+	printf("\"net_pkts\":%llu,\"drops_tail\":%llu,\"drops_loss\":%llu,"
+	       "\"drops_blackhole\":%llu,\"dups\":%llu,\"corrupts\":%llu,"
+	       "\"icrc_drops\":%llu,\"ce_marked\":%llu,",
+	       (unsigned long long)r->net_pkts,
+	       (unsigned long long)r->drops_tail,
+	       (unsigned long long)r->drops_loss,
+	       (unsigned long long)r->drops_blackhole,
+	       (unsigned long long)r->dups, (unsigned long long)r->corrupts,
+	       (unsigned long long)r->icrc_drops,
+	       (unsigned long long)r->ce_marked);
+	printf("\"path_share\":[");
+	for (uint32_t i = 0; i < r->npaths; i++)
+		printf("%s%.4f", i ? "," : "", r->path_share[i]);
+	printf("],\"jain_fairness\":%.4f,\"jain_first_finish\":%.4f,"
+	       "\"mem_per_conn_bytes\":%zu,",
+	       r->jain, r->jain_first, r->mem_per_conn);
+	printf("\"base_rtt_us\":%.2f,\"pre_fail_gbps\":%.3f,"
+	       "\"post_fail_gbps\":%.3f,\"fail_stall_us\":%.1f,"
+	       "\"recovery_us\":%.1f,\"recovery_rtts\":%.1f,",
+	       r->base_rtt_us, r->pre_fail_gbps, r->post_fail_gbps,
+	       r->fail_gap_ns / 1000.0, r->recovery_us,
+	       r->recovery_us >= 0 && r->base_rtt_us > 0
+		       ? r->recovery_us / r->base_rtt_us
+		       : -1.0);
+	printf("\"virtual_time_us\":%.1f,\"events\":%llu,"
+	       "\"pool_pkts\":%llu,\"digest\":\"%016llx\","
+	       "\"wall_time_s\":%.3f",
+	       (double)r->end_ns / 1000.0, (unsigned long long)r->events,
+	       (unsigned long long)r->pool_pkts,
+	       (unsigned long long)r->digest, wall);
+}
+
+static void print_text(const struct args *a, const struct mroce_sim_result *r,
+		       double wall)
+{
+	const struct mroce_sim_cfg *c = &a->cfg;
+
+	printf("mroce_sim: %s, %u path(s), %u sender(s) x %u QP(s), "
+	       "%llu bytes per QP in %u-byte WRs, seed %llu\n",
+	       tname(c->transport), c->net.npaths, c->senders, c->conns,
+	       (unsigned long long)c->bytes, c->msg_size,
+	       (unsigned long long)c->seed);
+	printf("  result        %s%s%s\n", mroce_sim_verdict_str(r->verdict),
+	       r->why[0] ? ": " : "", r->why);
+	printf("  goodput       %.3f Gbit/s (capacity %.3f)\n",
+	       r->goodput_gbps, r->capacity_gbps);
+	printf("  completed     %llu of %llu bytes, %llu WRs\n",
+	       (unsigned long long)r->completed_bytes,
+	       (unsigned long long)r->target_bytes,
+	       (unsigned long long)r->msgs);
+	printf("  WR latency    p50 %.2f us, p99 %.2f us, max %.2f us\n",
+	       r->fct_p50_us, r->fct_p99_us, r->fct_max_us);
+	printf("  engine        %llu pkts sent, %llu retransmits, %llu RTOs, "
+	       "%llu path re-rolls\n",
+	       (unsigned long long)r->tx_pkts,
+	       (unsigned long long)r->retransmits,
+	       (unsigned long long)r->rto_fires,
+	       (unsigned long long)r->path_rerolls);
+	printf("  network       %llu pkts, drops: %llu tail %llu loss %llu "
+	       "blackhole, %llu dups, %llu corrupted (%llu ICRC drops), "
+	       "%llu CE\n",
+	       (unsigned long long)r->net_pkts,
+	       (unsigned long long)r->drops_tail,
+	       (unsigned long long)r->drops_loss,
+	       (unsigned long long)r->drops_blackhole,
+	       (unsigned long long)r->dups, (unsigned long long)r->corrupts,
+	       (unsigned long long)r->icrc_drops,
+	       (unsigned long long)r->ce_marked);
+	printf("  path share   ");
+	for (uint32_t i = 0; i < r->npaths; i++)
+		printf(" %.1f%%", r->path_share[i] * 100);
+	printf("\n  fairness      Jain %.4f (per-QP throughput), %.4f (bytes "
+	       "at first finish); engine memory %zu bytes/conn\n",
+	       r->jain, r->jain_first, r->mem_per_conn);
+	if (r->pre_fail_gbps > 0)
+		printf("  blackhole     %.3f Gbit/s before, %.3f after; "
+		       "stalled %.1f us; recovered in %.1f us (%.1f RTTs)\n",
+		       r->pre_fail_gbps, r->post_fail_gbps,
+		       r->fail_gap_ns / 1000.0, r->recovery_us,
+		       r->recovery_us >= 0 ? r->recovery_us / r->base_rtt_us
+					   : -1.0);
+	printf("  time          %.1f us virtual, %llu events, %.3f s wall, "
+	       "digest %016llx\n",
+	       (double)r->end_ns / 1000.0, (unsigned long long)r->events, wall,
+	       (unsigned long long)r->digest);
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct mroce_sim *s;
+	struct mroce_sim_result r;
+	struct timespec t0, t1;
+	double wall;
+	int err;
+
+	parse_args(argc, argv, &a);
+	if (a.bench)
+		return run_bench(&a);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = mroce_sim_create(&a.cfg, &s);
+	if (err) {
+		fprintf(stderr, "%s: cannot set up the simulation: %s\n", prog,
+			strerror(-err));
+		return 3;
+	}
+	err = mroce_sim_run(s, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (err) {
+		mroce_sim_destroy(s);
+		fprintf(stderr, "%s: simulation failed: %s\n", prog,
+			strerror(-err));
+		return 3;
+	}
+	wall = (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (a.json) {
+		print_json(&a, &r, wall);
+		if (a.series)
+			print_series(s, true);
+		printf("}\n");
+	} else {
+		print_text(&a, &r, wall);
+		if (a.series)
+			print_series(s, false);
+	}
+	mroce_sim_destroy(s);
+	if (r.verdict != MROCE_SIM_OK && !a.json)
+		fprintf(stderr, "%s: %s: %s\n", prog,
+			mroce_sim_verdict_str(r.verdict), r.why);
+	return r.verdict == MROCE_SIM_OK ? 0 : 1;
+}
