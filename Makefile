@@ -81,6 +81,7 @@ help:
 	@echo '  all        (default) build libmroce, tools and BPF objects into $(BUILD)/'
 	@echo '  check      install missing deps, build with ASan/UBSan, run every test'
 	@echo '             (Check suites, BPF tests, namespace tests, fuzz corpus replay)'
+	@echo '  demo       install missing deps, build, run the MetaRoCE vs RoCEv2 demo'
 	@echo '  deps       install build/test dependencies from Debian 12 (apt-get)'
 	@echo '  fuzz       run every libFuzzer target for FUZZ_SECONDS (default 60) each'
 	@echo '  clean      remove $(BUILD)/'
@@ -164,6 +165,12 @@ check:
 	$(Q)bash scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)MROCE_BUILD=$(abspath $(BUILD)) MROCE_SRC=$(CURDIR) $(CHECK_BIN)
+
+# The README's main demo: installs what is missing, builds, runs.
+demo:
+	$(Q)bash scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)MROCE_BUILD=$(BUILD) bash scripts/demo.sh
 
 FUZZ_SECONDS ?= 60
 fuzz: config-check $(FUZZ_BINS)

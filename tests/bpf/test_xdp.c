@@ -1026,13 +1026,14 @@ MROCE_SUITE(xdp_prog_suite)
 Suite *xdp_prog_suite(void)
 {
 	Suite *s = suite_create("xdp_prog");
-	TCase *tc = tcase_create("table");
 	const char *why = mroce_need_bpf();
+	TCase *tc;
 
 	if (why) {
 		mroce_skip("xdp_prog", why);
 		return s;
 	}
+	tc = tcase_create("table");
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, mroce_xdp__table, 0, N_ROWS);
 	tcase_add_test(tc, mroce_rx_publish__next_ack_uses_new_state);
