@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * mroce_blast - the unreliable packet blast that measures the ceiling of a
+ * fabric: how many UDP frames per second an AF_XDP socket (copy mode, the
+ * mode veth offers) can push through it, and, for comparison, a kernel UDP
+ * socket. No reliability, no congestion control: whatever a transport on
+ * the same fabric achieves is to be read against this number.
+ *
+ * TX (AF_XDP): every UMEM frame is built once (Ethernet/IPv4/UDP, IPv4
+ * checksum, UDP checksum 0 which IPv4 allows), flows differ in the UDP
+ * source port so ECMP spreads them; the loop only moves frame addresses
+ * between the completion and TX rings and kicks the kernel with sendto()
+ * once per batch (copy mode transmits at most 32 frames per kick; EAGAIN,
+ * EBUSY and ENOBUFS just mean "kick again").
+ * RX (AF_XDP): bpf/fabric_xsk_rx.bpf.c redirects UDP frames for --dport to
+ * the socket; frames are counted and handed back to the fill ring.
+ * --udp: the same with kernel sockets (sendmmsg / recvmmsg).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "../../bpf/fabric.h"
+#include "fabric_xsk_rx.skel.h"
+
+#define NUM_FRAMES 4096
+#define FRAME_SIZE 4096 /* UMEM chunk: one page */
+#define BATCH 32	/* copy mode sends at most 32 per kick */
+#define HDR_LEN (14 + 20 + 8)
+#define MAX_FLOWS 4096
+#define MAX_PAYLOAD (9000 - 28) /* MTU 9000 */
+
+/* Multi-buffer AF_XDP (Linux 6.6); Debian 12's uapi headers predate it. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+static const char usage_text[] =
+	"NAME\n"
+	"    mroce_blast - unreliable AF_XDP / UDP packet blast (fabric "
+	"ceiling)\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    mroce_blast --tx --ifname IF --src IP --dst IP --dmac MAC "
+	"[options]\n"
+	"    mroce_blast --rx --ifname IF [options]\n"
+	"    mroce_blast --udp --tx --dst IP [options]\n"
+	"    mroce_blast --udp --rx [options]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Sends UDP frames as fast as the fabric takes them, or counts the "
+	"ones\n"
+	"    that arrive. AF_XDP in copy mode by default (TX: prebuilt frames, "
+	"one\n"
+	"    sendto() kick per batch of 32; RX: bpf/fabric_xsk_rx.bpf.o "
+	"attached\n"
+	"    to IF redirects UDP to --dport into the socket, and is detached "
+	"at\n"
+	"    exit); --udp uses kernel sockets instead (sendmmsg / recvmmsg).\n"
+	"\n"
+	"OPTIONS\n"
+	"    --tx, --rx         direction (one is required)\n"
+	"    --udp              kernel UDP socket instead of AF_XDP\n"
+	"    --ifname IF        interface (AF_XDP; required)\n"
+	"    --queue Q          queue of IF (default 0)\n"
+	"    --src IP           source IPv4 address (AF_XDP TX)\n"
+	"    --dst IP           destination IPv4 address (TX)\n"
+	"    --dmac MAC         destination MAC, i.e. the next hop (AF_XDP "
+	"TX)\n"
+	"    --smac MAC         source MAC (default: IF's address)\n"
+	"    --sport P          first UDP source port (default 49152)\n"
+	"    --flows F          source ports sport..sport+F-1, round-robin "
+	"(8)\n"
+	"    --dport P          UDP destination port (default 4791)\n"
+	"    --size B           UDP payload bytes (default 1024, at most "
+	"8972);\n"
+	"                       frames over one 4 KiB UMEM chunk use "
+	"multi-buffer\n"
+	"                       AF_XDP (XDP_USE_SG, Linux 6.6), on both sides\n"
+	"    --seconds S        run time (default 5; RX: stops S s after start "
+	"and\n"
+	"                       reports the rate from its first to its last "
+	"packet)\n"
+	"    --count N          stop after N packets (default: no limit)\n"
+	"    --pps R            TX: at most R packets per second (default: no "
+	"limit)\n"
+	"    --ready FILE       RX: create FILE once packets can be received\n"
+	"                       (so a script knows when to start the sender)\n"
+	"    --json             one JSON object instead of the text summary\n"
+	"    -h, --help         this text\n"
+	"\n"
+	"OUTPUT\n"
+	"    mode, packets, bytes (whole frames), seconds, pps, Gbit/s of "
+	"frames,\n"
+	"    and TX: busy kicks (EAGAIN/EBUSY/ENOBUFS, normal) and hard "
+	"errors.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 ran, 1 setup failed (message names the step), 2 usage error.\n";
+
+struct opts {
+	bool tx, rx, udp, json;
+	const char *ifname, *src, *dst, *dmac, *smac, *ready;
+	int queue, sport, flows, dport, size, seconds;
+	long count;
+	double pps;
+};
+
+struct result {
+	const char *mode;
+	uint64_t packets, bytes, busy, errors;
+	uint64_t xdp_matched, xdp_redirected;
+	double seconds;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		   &b[5]) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++) {
+		if (b[i] > 255)
+			return -1;
+		mac[i] = (uint8_t)b[i];
+	}
+	return 0;
+}
+
+static int if_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	if (rc)
+		return -1;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
+}
+
+static uint16_t ip_csum(const uint8_t *h)
+{
+	uint32_t s = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		s += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* Ethernet + IPv4 (DF, TTL 64, ECT(0)) + UDP (checksum 0) + pattern. */
+static void build_frame(uint8_t *f, const uint8_t smac[6],
+			const uint8_t dmac[6], uint32_t saddr, uint32_t daddr,
+			uint16_t sport, uint16_t dport, int size)
+{
+	uint8_t *ip = f + 14, *udp = ip + 20;
+	uint16_t tot = (uint16_t)(20 + 8 + size), ulen = (uint16_t)(8 + size);
+	uint16_t c;
+
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, smac, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[1] = 0x02;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[6] = 0x40;
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, &saddr, 4);
+	memcpy(ip + 16, &daddr, 4);
+	c = ip_csum(ip);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	udp[0] = (uint8_t)(sport >> 8);
+	udp[1] = (uint8_t)sport;
+	udp[2] = (uint8_t)(dport >> 8);
+	udp[3] = (uint8_t)dport;
+	udp[4] = (uint8_t)(ulen >> 8);
+	udp[5] = (uint8_t)ulen;
+	udp[6] = udp[7] = 0;
+	for (int i = 0; i < size; i++)
+		udp[8 + i] = (uint8_t)i;
+}
+
+struct xsk {
+	void *area;
+	struct xsk_umem *umem;
+	struct xsk_socket *sock;
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq, rx;
+};
+
+static int xsk_open(struct xsk *x, const struct opts *o, bool rx, bool sg)
+{
+	struct xsk_umem_config ucfg = {
+		.fill_size = NUM_FRAMES,
+		.comp_size = NUM_FRAMES,
+		.frame_size = FRAME_SIZE,
+		.frame_headroom = 0,
+	};
+	struct xsk_socket_config scfg = {
+		.rx_size = rx ? NUM_FRAMES : 0,
+		.tx_size = rx ? 0 : NUM_FRAMES,
+		/* our own program (RX) or none at all (TX) */
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_COPY | (sg ? XDP_USE_SG : 0),
+	};
+	size_t sz = (size_t)NUM_FRAMES * FRAME_SIZE;
+	int err;
+
+	x->area = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x->area == MAP_FAILED) {
+		fprintf(stderr, "mroce_blast: mmap UMEM: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	err = xsk_umem__create(&x->umem, x->area, sz, &x->fq, &x->cq, &ucfg);
+	if (err) {
+		fprintf(stderr, "mroce_blast: UMEM: %s\n", strerror(-err));
+		return -1;
+	}
+	err = xsk_socket__create(&x->sock, o->ifname, (uint32_t)o->queue,
+				 x->umem, rx ? &x->rx : NULL,
+				 rx ? NULL : &x->tx, &scfg);
+	if (err) {
+		fprintf(stderr,
+			"mroce_blast: AF_XDP socket on %s queue %d: %s\n",
+			o->ifname, o->queue, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static void xsk_close(struct xsk *x)
+{
+	if (x->sock)
+		xsk_socket__delete(x->sock);
+	if (x->umem)
+		xsk_umem__delete(x->umem);
+	if (x->area && x->area != MAP_FAILED)
+		munmap(x->area, (size_t)NUM_FRAMES * FRAME_SIZE);
+}
+
+static void signal_ready(const struct opts *o)
+{
+	FILE *f;
+
+	if (!o->ready)
+		return;
+	f = fopen(o->ready, "w");
+	if (f)
+		fclose(f);
+	else
+		fprintf(stderr, "mroce_blast: cannot create %s: %s\n", o->ready,
+			strerror(errno));
+}
+
+/* Sleep until packet number `sent` is due at `pps` packets per second. */
+static void pace(double t0, uint64_t sent, double pps)
+{
+	double due, t;
+
+	if (pps <= 0)
+		return;
+	due = t0 + (double)sent / pps;
+	t = now_s();
+	if (due > t + 0.0005)
+		usleep((useconds_t)((due - t) * 1e6));
+}
+
+/*
+ * A packet occupies a slot of `k` consecutive UMEM chunks (k > 1 only for
+ * frames over one chunk: multi-buffer). The UMEM is contiguous, so a
+ * frame is simply written across its slot's chunks and sent as k
+ * descriptors, all but the last flagged XDP_PKT_CONTD. Completions come
+ * back in order, one per descriptor: a slot is free again when the
+ * completion of its last chunk arrives.
+ */
+static int xdp_tx(const struct opts *o, struct result *r)
+{
+	uint8_t smac[6], dmac[6];
+	uint32_t saddr, daddr, nfree = 0, k, nslots;
+	uint64_t *freel, slot_bytes;
+	struct xsk x = {0};
+	double t0, end;
+	int flen = HDR_LEN + o->size, rc = 1;
+
+	if (!o->src || !o->dst || !o->dmac) {
+		fprintf(stderr,
+			"mroce_blast: --tx needs --src, --dst, --dmac\n");
+		return 2;
+	}
+	if (inet_pton(AF_INET, o->src, &saddr) != 1 ||
+	    inet_pton(AF_INET, o->dst, &daddr) != 1 ||
+	    parse_mac(o->dmac, dmac) ||
+	    (o->smac ? parse_mac(o->smac, smac) : if_mac(o->ifname, smac))) {
+		fprintf(stderr, "mroce_blast: bad address or MAC (or no %s)\n",
+			o->ifname);
+		return 2;
+	}
+	k = (uint32_t)(flen + FRAME_SIZE - 1) / FRAME_SIZE;
+	nslots = NUM_FRAMES / k;
+	slot_bytes = (uint64_t)k * FRAME_SIZE;
+	freel = calloc(nslots, sizeof(*freel));
+	if (!freel || xsk_open(&x, o, false, k > 1))
+		goto out;
+	for (uint32_t i = 0; i < nslots; i++) {
+		uint64_t a = i * slot_bytes;
+
+		build_frame(xsk_umem__get_data(x.area, a), smac, dmac, saddr,
+			    daddr, (uint16_t)(o->sport + i % o->flows),
+			    (uint16_t)o->dport, o->size);
+		freel[nfree++] = a;
+	}
+
+	r->mode = "xdp-tx";
+	t0 = now_s();
+	end = t0 + o->seconds;
+	while (!stop && (o->count <= 0 || r->packets < (uint64_t)o->count)) {
+		uint32_t idx = 0, n, want = BATCH / k;
+
+		n = xsk_ring_cons__peek(&x.cq, NUM_FRAMES, &idx);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t a = *xsk_ring_cons__comp_addr(&x.cq, idx + i);
+
+			if (a % slot_bytes == slot_bytes - FRAME_SIZE)
+				freel[nfree++] = a - (slot_bytes - FRAME_SIZE);
+		}
+		if (n)
+			xsk_ring_cons__release(&x.cq, n);
+
+		if ((r->packets & 1023) < BATCH && now_s() >= end)
+			break;
+		if (o->count > 0 && (uint64_t)o->count - r->packets < want)
+			want = (uint32_t)(o->count - (long)r->packets);
+		if (want > nfree)
+			want = nfree;
+		pace(t0, r->packets, o->pps);
+		if (want &&
+		    xsk_ring_prod__reserve(&x.tx, want * k, &idx) == want * k) {
+			for (uint32_t i = 0; i < want; i++) {
+				uint64_t a = freel[--nfree];
+				uint32_t left = (uint32_t)flen;
+
+				for (uint32_t c = 0; c < k; c++) {
+					struct xdp_desc *d =
+						xsk_ring_prod__tx_desc(
+							&x.tx, idx + i * k + c);
+
+					d->addr = a + (uint64_t)c * FRAME_SIZE;
+					d->len = left > FRAME_SIZE ? FRAME_SIZE
+								   : left;
+					d->options =
+						c + 1 < k ? XDP_PKT_CONTD : 0;
+					left -= d->len;
+				}
+			}
+			xsk_ring_prod__submit(&x.tx, want * k);
+			r->packets += want;
+			r->bytes += (uint64_t)want * (uint64_t)flen;
+		}
+		if (sendto(xsk_socket__fd(x.sock), NULL, 0, MSG_DONTWAIT, NULL,
+			   0) < 0) {
+			if (errno == EAGAIN || errno == EBUSY ||
+			    errno == ENOBUFS || errno == EINTR)
+				r->busy++;
+			else
+				r->errors++;
+		}
+	}
+	r->seconds = now_s() - t0;
+	/* let the last frames leave before the socket goes */
+	for (int i = 0; i < 100 && nfree < nslots; i++) {
+		uint32_t idx = 0, n;
+
+		sendto(xsk_socket__fd(x.sock), NULL, 0, MSG_DONTWAIT, NULL, 0);
+		n = xsk_ring_cons__peek(&x.cq, NUM_FRAMES, &idx);
+		for (uint32_t j = 0; j < n; j++)
+			if (*xsk_ring_cons__comp_addr(&x.cq, idx + j) %
+				    slot_bytes ==
+			    slot_bytes - FRAME_SIZE)
+				nfree++;
+		if (n)
+			xsk_ring_cons__release(&x.cq, n);
+		else
+			usleep(1000);
+	}
+	rc = 0;
+out:
+	xsk_close(&x);
+	free(freel);
+	return rc;
+}
+
+static int xdp_rx(const struct opts *o, struct result *r)
+{
+	struct fabric_xsk_rx *skel = NULL;
+	struct xsk x = {0};
+	int ifindex, fd, ncpu, rc = 1;
+	uint32_t key = (uint32_t)o->queue, idx = 0;
+	bool attached = false;
+	double t0, end, first = 0, last = 0;
+
+	ifindex = (int)if_nametoindex(o->ifname);
+	if (!ifindex) {
+		fprintf(stderr, "mroce_blast: no interface %s\n", o->ifname);
+		return 2;
+	}
+	skel = fabric_xsk_rx__open();
+	if (!skel) {
+		fprintf(stderr, "mroce_blast: open RX program failed\n");
+		return 1;
+	}
+	skel->rodata->cfg_udp_port = (uint16_t)o->dport;
+	if (fabric_xsk_rx__load(skel)) {
+		fprintf(stderr, "mroce_blast: load RX program failed\n");
+		goto out;
+	}
+	fd = bpf_program__fd(skel->progs.fabric_xsk_rx);
+	if (bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE, NULL) &&
+	    bpf_xdp_attach(ifindex, fd, XDP_FLAGS_SKB_MODE, NULL)) {
+		fprintf(stderr,
+			"mroce_blast: attach XDP to %s failed (another "
+			"program there?)\n",
+			o->ifname);
+		goto out;
+	}
+	attached = true;
+	/* multi-buffer so that jumbo frames arrive; without it (kernels
+	 * before 6.6) frames over one chunk are dropped by the kernel */
+	if (xsk_open(&x, o, true, true)) {
+		xsk_close(&x);
+		memset(&x, 0, sizeof(x));
+		if (xsk_open(&x, o, true, false))
+			goto out;
+		fprintf(stderr,
+			"mroce_blast: no multi-buffer AF_XDP: frames "
+			"over %d bytes will not arrive\n",
+			FRAME_SIZE - 256);
+	}
+	fd = xsk_socket__fd(x.sock);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.fabric_xsks), &key, &fd,
+				BPF_ANY)) {
+		fprintf(stderr, "mroce_blast: XSKMAP update: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	if (xsk_ring_prod__reserve(&x.fq, NUM_FRAMES, &idx) != NUM_FRAMES)
+		goto out;
+	for (uint32_t i = 0; i < NUM_FRAMES; i++)
+		*xsk_ring_prod__fill_addr(&x.fq, idx + i) =
+			(uint64_t)i * FRAME_SIZE;
+	xsk_ring_prod__submit(&x.fq, NUM_FRAMES);
+	signal_ready(o);
+
+	r->mode = "xdp-rx";
+	t0 = now_s();
+	end = t0 + o->seconds;
+	while (!stop && now_s() < end &&
+	       (o->count <= 0 || r->packets < (uint64_t)o->count)) {
+		uint32_t n, fidx = 0;
+
+		n = xsk_ring_cons__peek(&x.rx, BATCH * 4, &idx);
+		if (!n) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+
+			poll(&p, 1, 10);
+			continue;
+		}
+		/* the fill ring has room for every frame we hold */
+		while (xsk_ring_prod__reserve(&x.fq, n, &fidx) != n)
+			;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(&x.rx, idx + i);
+
+			r->bytes += d->len;
+			/* a packet ends at its descriptor without CONTD */
+			if (!(d->options & XDP_PKT_CONTD))
+				r->packets++;
+			*xsk_ring_prod__fill_addr(&x.fq, fidx + i) =
+				xsk_umem__extract_addr(d->addr);
+		}
+		xsk_ring_prod__submit(&x.fq, n);
+		xsk_ring_cons__release(&x.rx, n);
+		if (!first)
+			first = now_s();
+		last = now_s();
+	}
+	/* the rate while traffic arrived, not over the whole window */
+	r->seconds = r->packets ? last - first : now_s() - t0;
+
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu > 0) {
+		struct fabric_xsk_counters c[ncpu];
+		uint32_t zero = 0;
+
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.fabric_xsk_cnt),
+					 &zero, c))
+			for (int i = 0; i < ncpu; i++) {
+				r->xdp_matched += c[i].matched;
+				r->xdp_redirected += c[i].redirected;
+			}
+	}
+	rc = 0;
+out:
+	xsk_close(&x);
+	if (attached)
+		bpf_xdp_detach(ifindex, 0, NULL);
+	fabric_xsk_rx__destroy(skel);
+	return rc;
+}
+
+static int udp_tx(const struct opts *o, struct result *r)
+{
+	static char buf[65536];
+	struct sockaddr_in dst = {.sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)o->dport)};
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov = {.iov_base = buf, .iov_len = (size_t)o->size};
+	int fds[MAX_FLOWS], tos = 2, flow = 0, rc = 1;
+	double t0, end;
+
+	if (!o->dst || inet_pton(AF_INET, o->dst, &dst.sin_addr) != 1) {
+		fprintf(stderr, "mroce_blast: --udp --tx needs --dst IP\n");
+		return 2;
+	}
+	for (int f = 0; f < o->flows; f++) {
+		struct sockaddr_in src = {
+			.sin_family = AF_INET,
+			.sin_port = htons((uint16_t)(o->sport + f))};
+
+		fds[f] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fds[f] < 0 ||
+		    setsockopt(fds[f], IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) ||
+		    bind(fds[f], (void *)&src, sizeof(src)) ||
+		    connect(fds[f], (void *)&dst, sizeof(dst))) {
+			fprintf(stderr, "mroce_blast: UDP socket: %s\n",
+				strerror(errno));
+			for (int g = 0; g <= f; g++)
+				if (fds[g] >= 0)
+					close(fds[g]);
+			return 1;
+		}
+	}
+	memset(msgs, 0, sizeof(msgs));
+	for (int i = 0; i < BATCH; i++) {
+		msgs[i].msg_hdr.msg_iov = &iov;
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	r->mode = "udp-tx";
+	t0 = now_s();
+	end = t0 + o->seconds;
+	while (!stop && (o->count <= 0 || r->packets < (uint64_t)o->count)) {
+		unsigned int want = BATCH;
+		int n;
+
+		if ((r->packets & 1023) < BATCH && now_s() >= end)
+			break;
+		if (o->count > 0 && (uint64_t)o->count - r->packets < want)
+			want = (unsigned int)(o->count - (long)r->packets);
+		pace(t0, r->packets, o->pps);
+		n = sendmmsg(fds[flow], msgs, want, 0);
+		flow = (flow + 1) % o->flows;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == ENOBUFS ||
+			    errno == EINTR || errno == ECONNREFUSED)
+				r->busy++;
+			else
+				r->errors++;
+			continue;
+		}
+		r->packets += (uint64_t)n;
+		r->bytes += (uint64_t)n * (uint64_t)(HDR_LEN + o->size);
+	}
+	r->seconds = now_s() - t0;
+	rc = 0;
+	for (int f = 0; f < o->flows; f++)
+		close(fds[f]);
+	return rc;
+}
+
+static int udp_rx(const struct opts *o, struct result *r)
+{
+	static char bufs[BATCH][9216];
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)o->dport)};
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	int fd, big = 32 << 20;
+	double t0, end, first = 0, last = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (void *)&a, sizeof(a))) {
+		fprintf(stderr, "mroce_blast: UDP bind %d: %s\n", o->dport,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	signal_ready(o);
+	for (int i = 0; i < BATCH; i++) {
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = sizeof(bufs[i]);
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	r->mode = "udp-rx";
+	t0 = now_s();
+	end = t0 + o->seconds;
+	while (!stop && now_s() < end &&
+	       (o->count <= 0 || r->packets < (uint64_t)o->count)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int n;
+
+		if (poll(&p, 1, 10) <= 0)
+			continue;
+		n = recvmmsg(fd, msgs, BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			continue;
+		if (!r->packets)
+			first = now_s();
+		last = now_s();
+		r->packets += (uint64_t)n;
+		for (int i = 0; i < n; i++)
+			r->bytes += HDR_LEN + msgs[i].msg_len;
+	}
+	r->seconds = r->packets ? last - first : now_s() - t0;
+	close(fd);
+	return 0;
+}
+
+static void report(const struct opts *o, const struct result *r)
+{
+	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	double pps = (double)r->packets / s,
+	       gbps = (double)r->bytes * 8 / s / 1e9;
+	bool rx = !strcmp(r->mode, "xdp-rx") || !strcmp(r->mode, "udp-rx");
+	/* a receiver reports the average payload it saw */
+	int size = !rx		? o->size
+		   : r->packets ? (int)(r->bytes / r->packets) - HDR_LEN
+				: 0;
+
+	if (o->json) {
+		printf("{\"mode\":\"%s\",\"ifname\":\"%s\",\"size\":%d,"
+		       "\"flows\":%d,\"packets\":%llu,\"bytes\":%llu,"
+		       "\"seconds\":%.3f,\"pps\":%.0f,\"gbps\":%.3f,"
+		       "\"busy\":%llu,\"errors\":%llu,\"xdp_matched\":%llu,"
+		       "\"xdp_redirected\":%llu}\n",
+		       r->mode, o->ifname ? o->ifname : "", size, o->flows,
+		       (unsigned long long)r->packets,
+		       (unsigned long long)r->bytes, r->seconds, pps, gbps,
+		       (unsigned long long)r->busy,
+		       (unsigned long long)r->errors,
+		       (unsigned long long)r->xdp_matched,
+		       (unsigned long long)r->xdp_redirected);
+		return;
+	}
+	printf("%s: %llu packets, %llu bytes in %.3f s: %.3f Mpps, %.3f Gbit/s"
+	       " (%s%d-byte payload)\n",
+	       r->mode, (unsigned long long)r->packets,
+	       (unsigned long long)r->bytes, r->seconds, pps / 1e6, gbps,
+	       rx ? "average " : "", size);
+	if (!rx)
+		printf("  %d flows, busy kicks %llu, errors %llu\n", o->flows,
+		       (unsigned long long)r->busy,
+		       (unsigned long long)r->errors);
+	if (!strcmp(r->mode, "xdp-rx"))
+		printf("  XDP program: %llu matched, %llu redirected\n",
+		       (unsigned long long)r->xdp_matched,
+		       (unsigned long long)r->xdp_redirected);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"tx", 0, 0, 'T'},	{"rx", 0, 0, 'R'},
+		{"udp", 0, 0, 'U'},	{"json", 0, 0, 'j'},
+		{"ifname", 1, 0, 'i'},	{"queue", 1, 0, 'q'},
+		{"src", 1, 0, 's'},	{"dst", 1, 0, 'd'},
+		{"dmac", 1, 0, 'm'},	{"smac", 1, 0, 'M'},
+		{"sport", 1, 0, 'p'},	{"dport", 1, 0, 'P'},
+		{"flows", 1, 0, 'f'},	{"size", 1, 0, 'b'},
+		{"seconds", 1, 0, 't'}, {"count", 1, 0, 'n'},
+		{"pps", 1, 0, 'r'},	{"ready", 1, 0, 'y'},
+		{"help", 0, 0, 'h'},	{0, 0, 0, 0}};
+	struct opts o = {.sport = 49152,
+			 .flows = 8,
+			 .dport = 4791,
+			 .size = 1024,
+			 .seconds = 5};
+	struct result r = {0};
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			o.tx = true;
+			break;
+		case 'R':
+			o.rx = true;
+			break;
+		case 'U':
+			o.udp = true;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'i':
+			o.ifname = optarg;
+			break;
+		case 'q':
+			o.queue = atoi(optarg);
+			break;
+		case 's':
+			o.src = optarg;
+			break;
+		case 'd':
+			o.dst = optarg;
+			break;
+		case 'm':
+			o.dmac = optarg;
+			break;
+		case 'M':
+			o.smac = optarg;
+			break;
+		case 'p':
+			o.sport = atoi(optarg);
+			break;
+		case 'P':
+			o.dport = atoi(optarg);
+			break;
+		case 'f':
+			o.flows = atoi(optarg);
+			break;
+		case 'b':
+			o.size = atoi(optarg);
+			break;
+		case 't':
+			o.seconds = atoi(optarg);
+			break;
+		case 'n':
+			o.count = atol(optarg);
+			break;
+		case 'r':
+			o.pps = atof(optarg);
+			break;
+		case 'y':
+			o.ready = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "see mroce_blast --help\n");
+			return 2;
+		}
+	}
+	if (optind < argc || o.tx == o.rx) {
+		fprintf(stderr, "mroce_blast: give exactly one of --tx, --rx "
+				"(see --help)\n");
+		return 2;
+	}
+	if (o.flows < 1 || o.flows > MAX_FLOWS || o.sport < 1 ||
+	    o.sport + o.flows > 65536 || o.dport < 1 || o.dport > 65535 ||
+	    o.seconds < 1 || o.size < 0 || o.queue < 0 ||
+	    o.size > MAX_PAYLOAD) {
+		fprintf(stderr,
+			"mroce_blast: option out of range (see --help)\n");
+		return 2;
+	}
+	if (!o.udp && !o.ifname) {
+		fprintf(stderr, "mroce_blast: AF_XDP needs --ifname\n");
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (o.udp)
+		rc = o.tx ? udp_tx(&o, &r) : udp_rx(&o, &r);
+	else
+		rc = o.tx ? xdp_tx(&o, &r) : xdp_rx(&o, &r);
+	if (rc)
+		return rc;
+	report(&o, &r);
+	return 0;
+}
