@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "engine_int.h"
+#include "../common/rng.h"
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                        */
@@ -39,33 +40,9 @@ void mroce_engine_cfg_default(struct mroce_engine_cfg *cfg)
 /* ------------------------------------------------------------------ */
 /* RNG: splitmix64 expands the seed, xoshiro256** generates.            */
 /* ------------------------------------------------------------------ */
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
 uint64_t mroce_rng_u64(struct mroce_engine *e)
 {
-	uint64_t *s = e->rng;
-	uint64_t r = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
+	return mroce_xoshiro_next(e->rng);
 }
 
 uint32_t mroce_rng_u32(struct mroce_engine *e)
@@ -96,7 +73,6 @@ int mroce_engine_create(const struct mroce_engine_cfg *cfg_in,
 {
 	struct mroce_engine_cfg cfg;
 	struct mroce_engine *e;
-	uint64_t x;
 	int err;
 
 	if (!cfg_in || !out)
@@ -118,9 +94,7 @@ int mroce_engine_create(const struct mroce_engine_cfg *cfg_in,
 	e->ops = cfg.transport == MROCE_TRANSPORT_METAROCE ?
 			 &mroce_metaroce_ops :
 			 &mroce_rocev2_ops;
-	x = cfg.seed;
-	for (int i = 0; i < 4; i++)
-		e->rng[i] = splitmix64(&x);
+	mroce_xoshiro_seed(e->rng, cfg.seed);
 	mroce_list_init(&e->sched);
 
 	e->mr_bits = 1;

@@ -13,6 +13,7 @@
  * in steady state.
  */
 #include "mroce/sim.h"
+#include "../common/rng.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,40 +22,14 @@
 /* ------------------------------------------------------------------ */
 /* RNG                                                                  */
 /* ------------------------------------------------------------------ */
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void mroce_sim_rng_seed(struct mroce_sim_rng *r, uint64_t seed)
 {
-	/* splitmix64 never yields four zero words, which xoshiro forbids */
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
+	mroce_xoshiro_seed(r->s, seed);
 }
 
 uint64_t mroce_sim_rng_next(struct mroce_sim_rng *r)
 {
-	uint64_t *s = r->s;
-	uint64_t res = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
+	return mroce_xoshiro_next(r->s);
 }
 
 double mroce_sim_rng_double(struct mroce_sim_rng *r)
