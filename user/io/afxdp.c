@@ -1,0 +1,959 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * AF_XDP backend (include/mroce/io.h, include/mroce/io_afxdp.h).
+ *
+ * One AF_XDP socket on (ifname, queue), copy mode, registered in the XSKMAP
+ * of the mroce XDP program that `mrocectl attach` loaded (we never load a
+ * program: XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD).
+ *
+ * UMEM layout: nframes frames of frame_size bytes. The first half feeds
+ * the fill ring (receive), the second half is a free stack of transmit
+ * frames. Ring sizes equal the frame count of each half, so returning a
+ * receive frame to the fill ring and a completion to the stack can never
+ * find the ring full (no error path on release).
+ *
+ * Multi-buffer (cfg.multi_buffer, bind flag XDP_USE_SG): a frame larger
+ * than one UMEM frame arrives as a chain of descriptors, all but the last
+ * with XDP_PKT_CONTD. The receive path copies a chain into one of a fixed
+ * pool of reassembly buffers (the engine wants contiguous payloads) and
+ * gives the chain's frames back to the fill ring at once; single-frame
+ * packets are handed out in place, without a copy. The transmit path
+ * splits a frame over as many descriptors as it needs.
+ *
+ * Everything is allocated in open(): nothing per packet.
+ */
+#include "mroce/io_afxdp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_xdp.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xdp/xsk.h>
+
+#include "io_int.h"
+#include "mroce/codec.h"
+
+/* Debian 12's linux/if_xdp.h predates multi-buffer AF_XDP (Linux 6.6). */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+/* Largest frame the backend builds or reassembles: a 9000-byte MTU plus
+ * Ethernet and a VLAN tag, rounded up. */
+#define AFXDP_MAX_FRAME 9216
+/* Reassembly buffers for chained receive frames (held until release). */
+#define AFXDP_RBUFS 256
+/* Descriptors looked at per rx() call. */
+#define AFXDP_RX_PEEK 256
+/* Cookie of a reassembled packet: bit 63 set, low bits the buffer index.
+ * UMEM addresses never reach bit 63. */
+#define AFXDP_COOKIE_RBUF (1ull << 63)
+
+/* Neighbour cache: direct-mapped by address hash. Entries from netlink
+ * are re-checked after NEIGH_TTL_NS so that a changed MAC is picked up;
+ * a failed lookup is retried after NEIGH_NEG_TTL_NS (not per packet). */
+#define AFXDP_NEIGH_SLOTS 256
+#define NEIGH_TTL_NS 1000000000ull
+#define NEIGH_NEG_TTL_NS 100000000ull
+
+enum neigh_state {
+	NEIGH_EMPTY = 0,
+	NEIGH_OK,     /* from the kernel's neighbour table */
+	NEIGH_NONE,   /* the kernel has no usable entry */
+	NEIGH_LEARNT, /* source MAC of a frame received from the address */
+};
+
+struct afxdp_neigh {
+	uint8_t state; /* enum neigh_state */
+	uint8_t family;
+	uint8_t addr[16];
+	uint8_t mac[6];
+	uint64_t expires; /* CLOCK_MONOTONIC ns */
+};
+
+struct afxdp_io {
+	struct mroce_io io; /* first: the dispatcher's view */
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	uint8_t mac[6];
+
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq, rx;
+	uint8_t *area;
+	size_t area_len;
+	uint32_t frame_size, nframes, ring_size;
+	bool maps_open, xsk_registered;
+
+	/* transmit frames not in the kernel's hands */
+	uint64_t *tx_free;
+	uint32_t tx_nfree;
+
+	/* reassembly pool */
+	uint8_t *rbuf;
+	uint32_t rbuf_free[AFXDP_RBUFS];
+	uint32_t rbuf_nfree;
+
+	uint8_t *scratch; /* a multi-frame packet is built here, then split */
+	uint16_t ip_id;
+
+	struct mroce_xdp_maps maps;
+	int nl_fd;
+	uint32_t nl_seq;
+	struct afxdp_neigh neigh[AFXDP_NEIGH_SLOTS];
+	struct mroce_io_afxdp_stats xstats;
+};
+
+static inline struct afxdp_io *to_afxdp(struct mroce_io *io)
+{
+	return (struct afxdp_io *)io;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static size_t addr_len(uint8_t family)
+{
+	return family == AF_INET6 ? 16 : 4;
+}
+
+/* ------------------------------------------------------------------ */
+/* Neighbours: route + neighbour lookups over rtnetlink                */
+/* ------------------------------------------------------------------ */
+
+/* Append an attribute to the request at msg (cap bytes in all). */
+static void nl_put_attr(void *msg, size_t cap, uint16_t type, const void *data,
+			size_t len)
+{
+	struct nlmsghdr *nh = msg;
+	struct rtattr *rta =
+		(struct rtattr *)((uint8_t *)msg + NLMSG_ALIGN(nh->nlmsg_len));
+
+	if (NLMSG_ALIGN(nh->nlmsg_len) + RTA_SPACE(len) > cap)
+		return; /* callers size their buffers: cannot happen */
+	rta->rta_type = type;
+	rta->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(rta), data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_SPACE(len);
+}
+
+/* Send one request and wait (bounded by SO_RCVTIMEO) for its answer.
+ * Returns the reply's length in resp, or a negative errno (the kernel's
+ * error for NLMSG_ERROR). */
+static int nl_call(struct afxdp_io *a, struct nlmsghdr *req, void *resp,
+		   size_t cap)
+{
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	uint32_t seq = ++a->nl_seq;
+
+	req->nlmsg_seq = seq;
+	if (sendto(a->nl_fd, req, req->nlmsg_len, 0, (struct sockaddr *)&kernel,
+		   sizeof(kernel)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(a->nl_fd, resp, cap, 0);
+		struct nlmsghdr *nh = resp;
+
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		/* a stale answer to an earlier, timed-out request: skip it */
+		if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_seq != seq)
+			continue;
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			struct nlmsgerr *e = NLMSG_DATA(nh);
+
+			return e->error ? e->error : -ENOENT;
+		}
+		return (int)n;
+	}
+}
+
+/* The next hop towards dst through our interface: the route's gateway, or
+ * dst itself when it is on-link (or when there is no route to ask). */
+static void route_nexthop(struct afxdp_io *a, uint8_t family,
+			  const uint8_t *dst, uint8_t *nh_out)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct rtmsg rt;
+		uint8_t attrs[64];
+	} req;
+	uint8_t resp[4096] __attribute__((aligned(4)));
+	size_t alen = addr_len(family);
+	struct nlmsghdr *nh = (struct nlmsghdr *)resp;
+	struct rtattr *rta;
+	int n, len;
+
+	memcpy(nh_out, dst, alen);
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+	req.nh.nlmsg_type = RTM_GETROUTE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.rt.rtm_family = family;
+	req.rt.rtm_dst_len = (uint8_t)(alen * 8);
+	nl_put_attr(&req, sizeof(req), RTA_DST, dst, alen);
+	nl_put_attr(&req, sizeof(req), RTA_OIF, &a->ifindex,
+		    sizeof(a->ifindex));
+	n = nl_call(a, &req.nh, resp, sizeof(resp));
+	if (n < 0 || nh->nlmsg_type != RTM_NEWROUTE)
+		return;
+	len = (int)RTM_PAYLOAD(nh);
+	for (rta = RTM_RTA(NLMSG_DATA(nh)); RTA_OK(rta, len);
+	     rta = RTA_NEXT(rta, len))
+		if (rta->rta_type == RTA_GATEWAY && RTA_PAYLOAD(rta) == alen)
+			memcpy(nh_out, RTA_DATA(rta), alen);
+}
+
+/* The MAC of addr in the kernel's neighbour table on our interface, if
+ * the entry is usable. 0 or -ENOENT. */
+static int neigh_get(struct afxdp_io *a, uint8_t family, const uint8_t *addr,
+		     uint8_t mac[6])
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ndmsg nd;
+		uint8_t attrs[32];
+	} req;
+	uint8_t resp[1024] __attribute__((aligned(4)));
+	struct nlmsghdr *nh = (struct nlmsghdr *)resp;
+	struct ndmsg *nd;
+	struct rtattr *rta;
+	int n, len;
+
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
+	req.nh.nlmsg_type = RTM_GETNEIGH;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nd.ndm_family = family;
+	req.nd.ndm_ifindex = a->ifindex;
+	nl_put_attr(&req, sizeof(req), NDA_DST, addr, addr_len(family));
+	n = nl_call(a, &req.nh, resp, sizeof(resp));
+	if (n < 0 || nh->nlmsg_type != RTM_NEWNEIGH)
+		return -ENOENT;
+	nd = NLMSG_DATA(nh);
+	if (!(nd->ndm_state & (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE |
+			       NUD_STALE | NUD_DELAY | NUD_PROBE)))
+		return -ENOENT;
+	len = (int)RTM_PAYLOAD(nh);
+	for (rta = (struct rtattr *)((uint8_t *)nd +
+				     NLMSG_ALIGN(sizeof(struct ndmsg)));
+	     RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
+		if (rta->rta_type == NDA_LLADDR && RTA_PAYLOAD(rta) == 6) {
+			memcpy(mac, RTA_DATA(rta), 6);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static struct afxdp_neigh *neigh_slot(struct afxdp_io *a, uint8_t family,
+				      const uint8_t *addr)
+{
+	/* FNV-1a over the address: cheap, and good enough to spread the
+	 * handful of peers a host talks to */
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < addr_len(family); i++)
+		h = (h ^ addr[i]) * 16777619u;
+	return &a->neigh[(h ^ (h >> 16)) % AFXDP_NEIGH_SLOTS];
+}
+
+static bool neigh_is(const struct afxdp_neigh *n, uint8_t family,
+		     const uint8_t *addr)
+{
+	return n->state != NEIGH_EMPTY && n->family == family &&
+	       !memcmp(n->addr, addr, addr_len(family));
+}
+
+/* Destination MAC for dst. 0 or -EHOSTUNREACH. */
+static int neigh_resolve(struct afxdp_io *a, uint8_t family, const uint8_t *dst,
+			 uint64_t now, uint8_t mac[6])
+{
+	struct afxdp_neigh *n = neigh_slot(a, family, dst);
+	uint8_t nexthop[16];
+	bool hit = neigh_is(n, family, dst);
+
+	if (hit && now < n->expires) {
+		if (n->state == NEIGH_NONE)
+			return -EHOSTUNREACH;
+		memcpy(mac, n->mac, 6);
+		return 0;
+	}
+	route_nexthop(a, family, dst, nexthop);
+	if (!neigh_get(a, family, nexthop, mac)) {
+		n->state = NEIGH_OK;
+		n->expires = now + NEIGH_TTL_NS;
+	} else if (hit && n->state == NEIGH_LEARNT) {
+		/* the kernel does not know the peer but it talked to us:
+		 * keep answering through the router/port it came from */
+		n->expires = now + NEIGH_TTL_NS;
+		memcpy(mac, n->mac, 6);
+		return 0;
+	} else {
+		n->state = NEIGH_NONE;
+		n->expires = now + NEIGH_NEG_TTL_NS;
+	}
+	n->family = family;
+	memcpy(n->addr, dst, addr_len(family));
+	if (n->state == NEIGH_NONE)
+		return -EHOSTUNREACH;
+	memcpy(n->mac, mac, 6);
+	return 0;
+}
+
+/* A frame from src arrived with this source MAC: remember it for peers
+ * the kernel has no neighbour entry for (AF_XDP traffic never creates
+ * one). Never overrides what the kernel said. */
+static void neigh_learn(struct afxdp_io *a, uint8_t family, const uint8_t *src,
+			const uint8_t mac[6])
+{
+	struct afxdp_neigh *n = neigh_slot(a, family, src);
+
+	if (neigh_is(n, family, src) && n->state != NEIGH_NONE)
+		return;
+	n->state = NEIGH_LEARNT;
+	n->family = family;
+	memcpy(n->addr, src, addr_len(family));
+	memcpy(n->mac, mac, 6);
+	/* expired on purpose: the next transmit asks the kernel first */
+	n->expires = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rings                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Give receive frames back to the kernel. The fill ring holds every
+ * receive frame, so there is always room. */
+static void fill_put(struct afxdp_io *a, const uint64_t *addrs, uint32_t n)
+{
+	uint32_t idx;
+
+	if (!n || xsk_ring_prod__reserve(&a->fq, n, &idx) != n)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&a->fq, idx + i) =
+			addrs[i] - addrs[i] % a->frame_size;
+	xsk_ring_prod__submit(&a->fq, n);
+}
+
+static void tx_reclaim(struct afxdp_io *a)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&a->cq, a->ring_size, &idx);
+
+	for (uint32_t i = 0; i < n; i++)
+		a->tx_free[a->tx_nfree++] =
+			*xsk_ring_cons__comp_addr(&a->cq, idx + i);
+	if (n)
+		xsk_ring_cons__release(&a->cq, n);
+}
+
+static bool tx_ring_empty(struct afxdp_io *a)
+{
+	return xsk_prod_nb_free(&a->tx, a->ring_size) >= a->ring_size;
+}
+
+/* Copy mode transmits from the sendto() call, at most 32 frames per call
+ * (EAGAIN: more left). Kick until the ring is empty, bounded so that a
+ * stalled device cannot spin us. EBUSY/ENOBUFS are back-pressure: the
+ * frames stay in the ring for the next call. */
+static void tx_kick(struct afxdp_io *a, uint32_t ndesc)
+{
+	uint32_t max = ndesc / 32 + 2;
+
+	for (uint32_t k = 0; k < max && !tx_ring_empty(a); k++) {
+		a->io.stats.tx_kicks++;
+		if (sendto(xsk_socket__fd(a->xsk), NULL, 0, MSG_DONTWAIT, NULL,
+			   0) >= 0)
+			continue;
+		if (errno == EAGAIN || errno == EINTR)
+			continue;
+		if (errno == EBUSY || errno == ENOBUFS) {
+			tx_reclaim(a);
+			break;
+		}
+		a->io.stats.tx_errors++;
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive                                                             */
+/* ------------------------------------------------------------------ */
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Parse one whole frame into out. true = hand it to the owner. */
+static bool rx_accept(struct afxdp_io *a, const uint8_t *frame, uint32_t len,
+		      struct mroce_io_rx *out)
+{
+	struct mroce_io *io = &a->io;
+	struct mroce_frame f;
+
+	if (mroce_frame_parse(frame, len, &f)) {
+		io->stats.rx_bad_frame++;
+		return false;
+	}
+	if (f.dport == io->cfg.rocev2_port) {
+		/* the XDP program does not check data ICRCs (too long for
+		 * it); a RoCEv2 frame's ICRC covers the IP/UDP headers only
+		 * we can see, so it is verified here */
+		if (f.l4_len < 16) {
+			io->stats.rx_bad_frame++;
+			return false;
+		}
+		if (mroce_rv2_icrc(&f) !=
+		    get_le32(f.l4 + f.l4_len - MROCE_ICRC_LEN)) {
+			io->stats.rx_bad_icrc++;
+			return false;
+		}
+	} else if (f.dport != io->cfg.mroce_port) {
+		io->stats.rx_not_ours++;
+		return false;
+	}
+	out->data = f.l4;
+	out->len = (uint32_t)f.l4_len;
+	out->family = (uint8_t)f.l3.family;
+	memcpy(out->src, f.l3.src, sizeof(out->src));
+	out->sport = f.sport;
+	out->dport = f.dport;
+	out->ce = (f.l3.tos & 3) == 3;
+	io->stats.rx_pkts++;
+	io->stats.rx_bytes += f.l4_len;
+	neigh_learn(a, out->family, out->src, f.smac);
+	return true;
+}
+
+static int afxdp_rx(struct mroce_io *io, struct mroce_io_rx *pkts, int n)
+{
+	struct afxdp_io *a = to_afxdp(io);
+	uint64_t give_back[AFXDP_RX_PEEK];
+	uint32_t idx, avail, i = 0, nback = 0;
+	int got = 0;
+
+	/* frames left in the TX ring by a short kick go out now, so an idle
+	 * sender still makes progress while it polls */
+	if (!tx_ring_empty(a))
+		tx_kick(a, 0);
+	if (n <= 0)
+		return 0;
+	avail = xsk_ring_cons__peek(&a->rx, AFXDP_RX_PEEK, &idx);
+	while (i < avail && got < n) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&a->rx, idx + i);
+		struct mroce_io_rx *out = &pkts[got];
+		uint32_t end = i, total = 0, b;
+		uint8_t *buf;
+
+		if (!(d->options & XDP_PKT_CONTD)) {
+			const uint8_t *frame =
+				xsk_umem__get_data(a->area, d->addr);
+
+			if (rx_accept(a, frame, d->len, out)) {
+				out->cookie = d->addr;
+				got++;
+			} else {
+				give_back[nback++] = d->addr;
+			}
+			i++;
+			continue;
+		}
+		/* a chain: its end must be in the peeked range (the kernel
+		 * publishes a packet's descriptors together) */
+		while (end < avail &&
+		       (xsk_ring_cons__rx_desc(&a->rx, idx + end)->options &
+			XDP_PKT_CONTD))
+			end++;
+		if (end == avail)
+			break;
+		if (!a->rbuf_nfree)
+			break; /* the owner holds every buffer: later */
+		b = a->rbuf_free[--a->rbuf_nfree];
+		buf = a->rbuf + (size_t)b * AFXDP_MAX_FRAME;
+		for (uint32_t j = i; j <= end; j++) {
+			const struct xdp_desc *f =
+				xsk_ring_cons__rx_desc(&a->rx, idx + j);
+
+			if (total + f->len <= AFXDP_MAX_FRAME)
+				memcpy(buf + total,
+				       xsk_umem__get_data(a->area, f->addr),
+				       f->len);
+			total += f->len;
+			give_back[nback++] = f->addr;
+		}
+		a->xstats.rx_chains++;
+		if (total <= AFXDP_MAX_FRAME && rx_accept(a, buf, total, out)) {
+			out->cookie = AFXDP_COOKIE_RBUF | b;
+			got++;
+		} else {
+			if (total > AFXDP_MAX_FRAME)
+				io->stats.rx_bad_frame++;
+			a->rbuf_free[a->rbuf_nfree++] = b;
+		}
+		i = end + 1;
+	}
+	if (i < avail)
+		xsk_ring_cons__cancel(&a->rx, avail - i);
+	if (i)
+		xsk_ring_cons__release(&a->rx, i);
+	fill_put(a, give_back, nback);
+	return got;
+}
+
+static void afxdp_rx_release(struct mroce_io *io, struct mroce_io_rx *pkts,
+			     int n)
+{
+	struct afxdp_io *a = to_afxdp(io);
+	uint64_t back[64];
+	uint32_t nback = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t c = pkts[i].cookie;
+
+		if (c & AFXDP_COOKIE_RBUF) {
+			/* a double release must not overrun the free list */
+			if (a->rbuf_nfree < AFXDP_RBUFS)
+				a->rbuf_free[a->rbuf_nfree++] =
+					(uint32_t)(c & ~AFXDP_COOKIE_RBUF);
+			continue;
+		}
+		back[nback++] = c;
+		if (nback == sizeof(back) / sizeof(back[0])) {
+			fill_put(a, back, nback);
+			nback = 0;
+		}
+	}
+	fill_put(a, back, nback);
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Build the frame of p (headers from the codec, ICRC for RoCEv2) at buf.
+ * Returns its length or a negative value. */
+static int tx_build(struct afxdp_io *a, const struct mroce_io_tx *p,
+		    const struct mroce_frame_spec *spec, size_t hdr,
+		    uint8_t *buf, size_t cap)
+{
+	int len;
+
+	memcpy(buf + hdr, p->data, p->len);
+	len = mroce_frame_build(spec, p->len, buf, cap);
+	if (len < 0)
+		return len;
+	if (p->dport == a->io.cfg.rocev2_port &&
+	    mroce_rv2_icrc_fill(buf, (size_t)len))
+		return -EINVAL;
+	return len;
+}
+
+static int afxdp_tx(struct mroce_io *io, const struct mroce_io_tx *pkts, int n)
+{
+	struct afxdp_io *a = to_afxdp(io);
+	struct mroce_frame_spec spec;
+	uint32_t ndesc = 0,
+		 cap = io->cfg.multi_buffer ? AFXDP_MAX_FRAME : a->frame_size;
+	uint64_t now = now_ns();
+	int done = 0;
+
+	tx_reclaim(a);
+	memset(&spec, 0, sizeof(spec));
+	memcpy(spec.smac, a->mac, 6);
+	spec.vlan = -1;
+	spec.l3.ttl = 64;
+	for (; done < n; done++) {
+		const struct mroce_io_tx *p = &pkts[done];
+		uint32_t nfrag, idx, flen;
+		size_t hdr;
+		int len;
+
+		spec.l3.family = p->dst->family;
+		memcpy(spec.l3.src, io->cfg.local_addr, 16);
+		memcpy(spec.l3.dst, p->dst->addr, 16);
+		spec.l3.tos = p->ect ? 2 : 0; /* ECT(0) */
+		spec.sport = p->sport;
+		spec.dport = p->dport;
+		hdr = mroce_frame_hdr_len(&spec);
+		if (!hdr || hdr + p->len > cap || p->len > 0xffff) {
+			io->stats.tx_errors++;
+			continue; /* can never be sent: consumed */
+		}
+		if (neigh_resolve(a, spec.l3.family, spec.l3.dst, now,
+				  spec.dmac)) {
+			a->xstats.tx_no_neigh++;
+			io->stats.tx_errors++;
+			continue;
+		}
+		flen = (uint32_t)(hdr + p->len);
+		nfrag = (flen + a->frame_size - 1) / a->frame_size;
+		if (a->tx_nfree < nfrag ||
+		    xsk_ring_prod__reserve(&a->tx, nfrag, &idx) != nfrag) {
+			io->stats.tx_full += (uint64_t)(n - done);
+			break;
+		}
+		spec.ip_id = a->ip_id++;
+		if (nfrag == 1) {
+			uint64_t addr = a->tx_free[a->tx_nfree - 1];
+			struct xdp_desc *d =
+				xsk_ring_prod__tx_desc(&a->tx, idx);
+
+			len = tx_build(a, p, &spec, hdr,
+				       xsk_umem__get_data(a->area, addr),
+				       a->frame_size);
+			d->addr = addr;
+			d->len = (uint32_t)len;
+			d->options = 0;
+		} else {
+			/* several frames: build contiguous (the IPv6 UDP
+			 * checksum and the ICRC need the whole packet), then
+			 * split over the UMEM frames */
+			len = tx_build(a, p, &spec, hdr, a->scratch,
+				       AFXDP_MAX_FRAME);
+			for (uint32_t j = 0, off = 0; len > 0 && j < nfrag;
+			     j++) {
+				uint64_t addr = a->tx_free[a->tx_nfree - 1 - j];
+				struct xdp_desc *d =
+					xsk_ring_prod__tx_desc(&a->tx, idx + j);
+				uint32_t chunk = flen - off < a->frame_size
+							 ? flen - off
+							 : a->frame_size;
+
+				memcpy(xsk_umem__get_data(a->area, addr),
+				       a->scratch + off, chunk);
+				d->addr = addr;
+				d->len = chunk;
+				d->options = j + 1 < nfrag ? XDP_PKT_CONTD : 0;
+				off += chunk;
+			}
+			a->xstats.tx_chains++;
+		}
+		if (len < 0) {
+			/* the codec refused the spec (cannot happen for the
+			 * sizes checked above): give the slots back */
+			a->tx.cached_prod -= nfrag; /* libxdp 1.3 has no
+						     * xsk_ring_prod__cancel */
+			io->stats.tx_errors++;
+			continue;
+		}
+		a->tx_nfree -= nfrag;
+		ndesc += nfrag;
+		io->stats.tx_pkts++;
+		io->stats.tx_bytes += p->len;
+	}
+	if (ndesc) {
+		xsk_ring_prod__submit(&a->tx, ndesc);
+		tx_kick(a, ndesc);
+	}
+	return done;
+}
+
+static int afxdp_fd(const struct mroce_io *io)
+{
+	const struct afxdp_io *a = (const struct afxdp_io *)io;
+
+	return a->xsk ? xsk_socket__fd(a->xsk) : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open / close                                                        */
+/* ------------------------------------------------------------------ */
+
+static void afxdp_close(struct mroce_io *io)
+{
+	struct afxdp_io *a = to_afxdp(io);
+
+	if (!a)
+		return;
+	if (a->xsk_registered)
+		mroce_xdp_xsk_set(&a->maps, io->cfg.queue, -1);
+	if (a->xsk)
+		xsk_socket__delete(a->xsk);
+	if (a->umem)
+		xsk_umem__delete(a->umem);
+	if (a->maps_open)
+		mroce_xdp_maps_close(&a->maps);
+	if (a->area)
+		munmap(a->area, a->area_len);
+	if (a->rbuf)
+		munmap(a->rbuf, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME);
+	if (a->nl_fd >= 0)
+		close(a->nl_fd);
+	free(a->tx_free);
+	free(a->scratch);
+	free(a);
+}
+
+static int map_err(int xdp_err)
+{
+	switch (-xdp_err) {
+	case MROCE_XDP_E_NOT_ATTACHED:
+		return -ENOENT;
+	case MROCE_XDP_E_NO_PRIV:
+		return -EPERM;
+	case MROCE_XDP_E_INVAL:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+static int if_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifname, strlen(ifname) + 1); /* < IF_NAMESIZE */
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
+		err = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
+static int open_netlink(struct afxdp_io *a)
+{
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
+	struct sockaddr_nl local = {.nl_family = AF_NETLINK};
+
+	a->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (a->nl_fd < 0)
+		return -errno;
+	/* a lookup may wait at most this long (transmit path) */
+	if (setsockopt(a->nl_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    bind(a->nl_fd, (struct sockaddr *)&local, sizeof(local)))
+		return -errno;
+	return 0;
+}
+
+static int open_xsk(struct afxdp_io *a)
+{
+	const struct mroce_io_cfg *cfg = &a->io.cfg;
+	struct xsk_umem_config ucfg = {
+		.fill_size = a->ring_size,
+		.comp_size = a->ring_size,
+		.frame_size = a->frame_size,
+		.frame_headroom = 0,
+		.flags = 0,
+	};
+	struct xsk_socket_config scfg = {
+		.rx_size = a->ring_size,
+		.tx_size = a->ring_size,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = 0,
+		.bind_flags = XDP_COPY | (cfg->multi_buffer ? XDP_USE_SG : 0),
+	};
+	uint32_t rx_frames = a->ring_size;
+	uint64_t *addrs;
+	int err;
+
+	a->area_len = (size_t)a->nframes * a->frame_size;
+	a->area = mmap(NULL, a->area_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (a->area == MAP_FAILED) {
+		a->area = NULL;
+		return -ENOMEM;
+	}
+	err = xsk_umem__create(&a->umem, a->area, a->area_len, &a->fq, &a->cq,
+			       &ucfg);
+	if (err) {
+		a->umem = NULL;
+		return err < 0 ? err : -err;
+	}
+	err = xsk_socket__create(&a->xsk, a->ifname, cfg->queue, a->umem,
+				 &a->rx, &a->tx, &scfg);
+	if (err) {
+		a->xsk = NULL;
+		return err < 0 ? err : -err;
+	}
+	/* receive half into the fill ring, transmit half onto the stack */
+	addrs = a->tx_free; /* borrowed as scratch, refilled below */
+	for (uint32_t i = 0; i < rx_frames; i++)
+		addrs[i] = (uint64_t)i * a->frame_size;
+	fill_put(a, addrs, rx_frames);
+	a->tx_nfree = 0;
+	for (uint32_t i = 0; i < a->ring_size; i++)
+		a->tx_free[a->tx_nfree++] =
+			(uint64_t)(rx_frames + i) * a->frame_size;
+	return 0;
+}
+
+static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
+{
+	struct afxdp_io *a;
+	int err;
+
+	*out = NULL;
+	if (!cfg->ifname || strlen(cfg->ifname) >= IF_NAMESIZE ||
+	    (cfg->family != AF_INET && cfg->family != AF_INET6) ||
+	    cfg->queue >= MROCE_MAX_QUEUES)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->nl_fd = -1;
+	a->io.ops = &mroce_io_afxdp_ops;
+	a->io.cfg = *cfg;
+	strcpy(a->ifname, cfg->ifname);
+	a->io.cfg.ifname = a->ifname; /* the caller's string may go away */
+	a->frame_size = cfg->frame_size ? cfg->frame_size : 4096;
+	a->nframes = cfg->nframes ? cfg->nframes : 4096;
+	if (!a->io.cfg.mroce_port)
+		a->io.cfg.mroce_port = MROCE_UDP_PORT;
+	if (!a->io.cfg.rocev2_port)
+		a->io.cfg.rocev2_port = ROCEV2_UDP_PORT;
+	/* aligned UMEM: power-of-two frames of 2 KiB .. one page */
+	err = -EINVAL;
+	if (a->frame_size < 2048 || a->frame_size > 4096 ||
+	    (a->frame_size & (a->frame_size - 1)) || a->nframes < 64)
+		goto fail;
+	/* each half gets the largest power of two that fits */
+	a->ring_size = 1;
+	while (a->ring_size * 4 <= a->nframes)
+		a->ring_size *= 2;
+	a->ifindex = (int)if_nametoindex(a->ifname);
+	err = -ENODEV;
+	if (!a->ifindex)
+		goto fail;
+	err = if_mac(a->ifname, a->mac);
+	if (err)
+		goto fail;
+	err = -ENOMEM;
+	a->tx_free = calloc(a->ring_size, sizeof(*a->tx_free));
+	a->scratch = malloc(AFXDP_MAX_FRAME);
+	if (!a->tx_free || !a->scratch)
+		goto fail;
+	a->rbuf = mmap(NULL, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME,
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (a->rbuf == MAP_FAILED) {
+		a->rbuf = NULL;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < AFXDP_RBUFS; i++)
+		a->rbuf_free[a->rbuf_nfree++] = AFXDP_RBUFS - 1 - i;
+	err = open_netlink(a);
+	if (err)
+		goto fail;
+	err = mroce_xdp_maps_open(a->ifname, &a->maps);
+	if (err) {
+		err = map_err(err);
+		goto fail;
+	}
+	a->maps_open = true;
+	err = open_xsk(a);
+	if (err)
+		goto fail;
+	err = mroce_xdp_xsk_set(&a->maps, cfg->queue, xsk_socket__fd(a->xsk));
+	if (err) {
+		err = map_err(err);
+		goto fail;
+	}
+	a->xsk_registered = true;
+	*out = &a->io;
+	return 0;
+fail:
+	afxdp_close(&a->io);
+	return err;
+}
+
+const struct mroce_io_ops mroce_io_afxdp_ops = {
+	.open = afxdp_open,
+	.close = afxdp_close,
+	.rx = afxdp_rx,
+	.rx_release = afxdp_rx_release,
+	.tx = afxdp_tx,
+	.fd = afxdp_fd,
+};
+
+/* ------------------------------------------------------------------ */
+/* io_afxdp.h                                                          */
+/* ------------------------------------------------------------------ */
+
+static struct afxdp_io *afxdp_of(const struct mroce_io *io)
+{
+	return io && io->ops == &mroce_io_afxdp_ops ? (struct afxdp_io *)io
+						    : NULL;
+}
+
+int mroce_io_afxdp_conn_add(struct mroce_io *io, uint8_t proto, uint32_t id,
+			    const struct mroce_conn_val *v)
+{
+	struct afxdp_io *a = afxdp_of(io);
+	int err;
+
+	if (!a)
+		return -EINVAL;
+	err = mroce_xdp_conn_add(&a->maps, proto, id, v);
+	if (err == -MROCE_XDP_E_MAP_UPDATE)
+		return errno == E2BIG || errno == ENOMEM ? -ENOSPC : -EIO;
+	return err ? map_err(err) : 0;
+}
+
+int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto, uint32_t id)
+{
+	struct afxdp_io *a = afxdp_of(io);
+
+	if (!a)
+		return -EINVAL;
+	if (mroce_xdp_conn_del(&a->maps, proto, id))
+		return errno == ENOENT ? -ENOENT : -EIO;
+	return 0;
+}
+
+const struct mroce_xdp_maps *mroce_io_afxdp_maps(const struct mroce_io *io)
+{
+	struct afxdp_io *a = afxdp_of(io);
+
+	return a ? &a->maps : NULL;
+}
+
+int mroce_io_afxdp_get_stats(const struct mroce_io *io,
+			     struct mroce_io_afxdp_stats *s)
+{
+	struct afxdp_io *a = afxdp_of(io);
+	struct xdp_statistics ks;
+	socklen_t len = sizeof(ks);
+
+	if (!a)
+		return -EINVAL;
+	*s = a->xstats;
+	memset(&ks, 0, sizeof(ks));
+	if (getsockopt(xsk_socket__fd(a->xsk), SOL_XDP, XDP_STATISTICS, &ks,
+		       &len))
+		return -errno;
+	s->rx_dropped = ks.rx_dropped;
+	s->rx_invalid_descs = ks.rx_invalid_descs;
+	s->tx_invalid_descs = ks.tx_invalid_descs;
+	s->rx_ring_full = ks.rx_ring_full;
+	s->rx_fill_ring_empty_descs = ks.rx_fill_ring_empty_descs;
+	s->tx_ring_empty_descs = ks.tx_ring_empty_descs;
+	return 0;
+}
