@@ -27,10 +27,10 @@ START_TEST(mr_cc_on_ack__four_quadrants)
 	/* low delay, no ECN: proportional increase */
 	mr_cc_on_ack(e, NULL, &p, 4, 0, 10, 1000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 2 * 256);
-	/* high delay, no ECN: about one packet per window */
+	/* high delay, no ECN: hold (a decrease waits for the RTT's end) */
 	w0 = p.cc.cwnd;
 	mr_cc_on_ack(e, NULL, &p, 18, 0, 100, 2000);
-	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), w0 / 256 + 1);
+	ck_assert_uint_eq(p.cc.cwnd, w0);
 	/* low delay with ECN: unchanged */
 	w0 = p.cc.cwnd;
 	mr_cc_on_ack(e, NULL, &p, 4, 3, 10, 3000);
@@ -47,16 +47,63 @@ START_TEST(mr_cc_on_ack__four_quadrants)
 }
 END_TEST
 
-START_TEST(mr_cc_on_loss__cuts_with_floor_and_cap)
+/* Queueing delay above the target (base + max(base/4, 2 us)): once per
+ * RTT, a decrease in proportion to the excess of the round trip's
+ * smallest sample, not a halving; a single low sample in the round trip
+ * (an immediate ACK among coalesced ones) means no decrease. */
+START_TEST(mr_cc_on_ack__delay_decrease_proportional_to_excess)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10 };
-	uint64_t now = 1000000;
+	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	uint32_t w0;
 
 	mr_cc_init(e, &p);
+	p.cc.cwnd = 100 * 256;
+	w0 = p.cc.cwnd;
+	/* at the target (10 + 2 us): low delay, increase; a period starts */
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 12, 1000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
+	/* above it within the period: hold */
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 14, 2000);
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	/* period over, smallest sample 14 us: x(1 - 0.8 * 2 / 14) */
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 15, 12000);
+	ck_assert_uint_eq(p.cc.cwnd,
+			  (uint32_t)((uint64_t)w0 * (1000 - 1600 / 14) /
+				     1000));
+	ck_assert_uint_gt(p.cc.cwnd, w0 * 8 / 10);
+	/* inflated samples with one low one in the period: no decrease */
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 30, 13000);
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 11, 14000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 30, 30000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+/* Random loss without ECN or delay leaves the window alone; the floor,
+ * the cap, timeout and reroll resets still hold. */
+START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
+{
+	struct mroce_engine *e = mk();
+	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	uint64_t now = 1000000;
+	uint32_t w0;
+
+	mr_cc_init(e, &p);
+	w0 = p.cc.cwnd;
 	for (int i = 0; i < 100; i++) {
 		now += 20000;
 		mr_cc_on_loss(e, &p, now);
+	}
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	/* congestion (ECN and delay) drives it to the floor */
+	for (int i = 0; i < 100; i++) {
+		now += 20000;
+		mr_cc_on_ack(e, NULL, &p, 1, 1, 100, now);
 	}
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 1);
 	p.inflight = 1;
@@ -66,6 +113,8 @@ START_TEST(mr_cc_on_loss__cuts_with_floor_and_cap)
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), MR_PATH_WIN);
 	mr_cc_on_timeout(e, &p);
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 8);
+	mr_cc_on_reroll(e, &p);
+	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 1);
 	mroce_engine_destroy(e);
 }
 END_TEST
@@ -89,6 +138,31 @@ START_TEST(mr_cc_fair_share__divides_link_among_active_senders)
 	ck_assert_uint_eq(mr_cc_fair_share(e, &c[1],
 					   now + 10 * MR_FAIR_EPOCH_NS),
 			  100000000000ull);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+/* With thousands of senders each paced at its share, one packet per
+ * sender takes longer than the base epoch: the epoch grows to span two
+ * such gaps, so the count (and the hint) holds. */
+START_TEST(mr_cc_fair_share__epoch_spans_paced_senders)
+{
+	struct mroce_engine *e = mk();
+	static struct mr_conn c[4000];
+	uint64_t now = 5000000, share;
+
+	memset(c, 0, sizeof(c));
+	for (int i = 0; i < 4000; i++)
+		mr_cc_fair_share(e, &c[i], now + (uint64_t)i);
+	/* the next epoch starts: the previous one's 4000 are remembered */
+	share = mr_cc_fair_share(e, &c[0], now + MR_FAIR_EPOCH_NS);
+	ck_assert_uint_eq(share, 100000000000ull / 4000);
+	/* two base epochs later only a few have sent again (each sends
+	 * every 4000 * 4 KiB * 8 / 100 Gbit/s = 1.3 ms): still 4000 */
+	for (int i = 1; i < 10; i++)
+		mr_cc_fair_share(e, &c[i], now + 3 * MR_FAIR_EPOCH_NS);
+	share = mr_cc_fair_share(e, &c[10], now + 3 * MR_FAIR_EPOCH_NS);
+	ck_assert_uint_eq(share, 100000000000ull / 4000);
 	mroce_engine_destroy(e);
 }
 END_TEST
@@ -298,7 +372,9 @@ Suite *engine_cc_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, mr_cc_on_ack__four_quadrants);
-	tcase_add_test(tc, mr_cc_on_loss__cuts_with_floor_and_cap);
+	tcase_add_test(tc, mr_cc_on_ack__delay_decrease_proportional_to_excess);
+	tcase_add_test(tc, mr_cc_on_loss__window_kept_floor_and_cap);
+	tcase_add_test(tc, mr_cc_fair_share__epoch_spans_paced_senders);
 	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);
 	tcase_add_test(tc, mr_cc_rate__honours_receiver_hint);
 	tcase_add_test(tc, incast__eight_senders_converge_to_fair_share);

@@ -1352,6 +1352,144 @@ START_TEST(path__blackhole_rerolled_and_transfer_completes)
 }
 END_TEST
 
+/* The timer heap: once a transfer is over and acknowledged nothing is
+ * due (next_timer() says never, so a driver sleeps), and a new post is
+ * due at once. */
+START_TEST(next_timer__never_when_quiet_and_now_after_post)
+{
+	struct pair s;
+
+	pair_setup(&s, 1 << 16);
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 32 * 1024, 0),
+			 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	pump_run(&s.p, NULL, NULL, 1000000);
+	for (int i = 0; i < 2; i++)
+		ck_assert_uint_eq(mroce_engine_next_timer(s.p.e[i], s.p.now),
+				  UINT64_MAX);
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 1024, 0), 0);
+	ck_assert_uint_eq(mroce_engine_next_timer(s.p.e[0], s.p.now),
+			  s.p.now);
+	ck_assert(run_until_wcs(&s, 2, 0, 1000000000ull));
+	ck_assert_int_eq(s.s[0].wc[1].status, MROCE_WC_SUCCESS);
+	pair_fini(&s);
+}
+END_TEST
+
+struct gen_wait {
+	struct pair *s;
+	uint8_t gen;
+};
+
+static bool cond_path3_gen(struct pump *p, void *arg)
+{
+	struct gen_wait *g = arg;
+	struct mroce_path_info pi;
+
+	collect(g->s);
+	return !mroce_engine_path_info(p->e[0], p->peer[0][1], 3, &pi) &&
+	       pi.gen >= g->gen;
+}
+
+/* A path that falls silent mid-transfer while its siblings keep acking
+ * is rerolled within a few RTTs (PTO-based, no RTO and no retry charged
+ * to the messages), and a fresh port carries no data until its PROBE is
+ * answered. */
+START_TEST(path__silent_path_rerolled_within_few_rtts)
+{
+	struct pair s;
+	struct bh b = { 0 };
+	struct mroce_path_info pi;
+	struct gen_wait g;
+	size_t len = 4 << 20;
+	uint64_t t0, rtt;
+
+	pair_setup(&s, 2 * len);
+	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
+			      (uint32_t)len),
+			 0);
+	/* let the paths measure their RTT, then kill path 3 */
+	pump_run(&s.p, NULL, NULL, 100000);
+	ck_assert_int_eq(s.s[0].nwc, 0);
+	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
+						&pi),
+			 0);
+	ck_assert_uint_eq(pi.gen, 0);
+	ck_assert_uint_gt(pi.srtt_us, 0);
+	b.sport = pi.sport;
+	s.p.filter = blackhole_port;
+	s.p.ctx = &b;
+	t0 = s.p.now;
+	rtt = 2 * s.p.delay;
+	g.s = &s;
+	g.gen = 1;
+	ck_assert(pump_run(&s.p, cond_path3_gen, &g, 100 * rtt));
+	ck_assert_uint_le(s.p.now - t0, 10 * rtt);
+	ck_assert_uint_eq(stats(&s, 0).rto_fires, 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	ck_assert_int_gt(b.dropped, 0);
+	pair_fini(&s);
+}
+END_TEST
+
+/* The rerolled port lands on the dead plane again (its probe is dropped
+ * too): it gets no data and is rerolled again, the transfer completes
+ * on the others with no RTO. */
+static enum pump_verdict blackhole_path3(struct pump *p, int src, int dst,
+					 const struct mroce_tx_pkt *t,
+					 const struct mroce_mr_pkt *pk)
+{
+	struct bh *b = p->ctx;
+
+	if (src == 0 && pk && pk->path == 3 && pk->path_gen < 2) {
+		b->dropped++;
+		return PUMP_DROP;
+	}
+	return PUMP_PASS;
+}
+
+START_TEST(path__reroll_probation_keeps_data_off_unproven_port)
+{
+	struct pair s;
+	struct bh b = { 0 };
+	struct mroce_path_info pi;
+	struct gen_wait g;
+	size_t len = 4 << 20;
+	uint64_t tx_before;
+
+	pair_setup(&s, 2 * len);
+	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
+			      (uint32_t)len),
+			 0);
+	pump_run(&s.p, NULL, NULL, 100000);
+	s.p.filter = blackhole_path3;
+	s.p.ctx = &b;
+	g.s = &s;
+	g.gen = 1;
+	ck_assert(pump_run(&s.p, cond_path3_gen, &g, 10000000));
+	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
+						&pi),
+			 0);
+	tx_before = pi.tx_pkts;
+	g.gen = 2;
+	ck_assert(pump_run(&s.p, cond_path3_gen, &g, 10000000));
+	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
+						&pi),
+			 0);
+	/* generation 1 was never answered: it carried no data */
+	ck_assert_uint_eq(pi.tx_pkts, tx_before);
+	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	ck_assert_uint_eq(stats(&s, 0).rto_fires, 0);
+	pair_fini(&s);
+}
+END_TEST
+
 static enum pump_verdict congest_port(struct pump *p, int src, int dst,
 				      const struct mroce_tx_pkt *t,
 				      const struct mroce_mr_pkt *pk)
@@ -1587,6 +1725,89 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Introspection                                                        */
 /* ------------------------------------------------------------------ */
+/* A receiver that is not polled for a while (a process descheduled, a
+ * driver busy elsewhere) looks like a blackhole to the sender: it probes
+ * and rerolls its paths one by one. When the receiver resumes it answers
+ * the old probes on the rerolled paths' new generations, still echoing
+ * ACKF_PROBE and the old probe's tsval. Such an echo must not be taken
+ * for the answer to a probe of the new generation: the old probe's PSN
+ * lies in another PSN space, and walking to it from the new una stalled
+ * the sender for seconds (lib_conn hung over UDP sockets). */
+struct freeze {
+	bool on;
+	int n;
+	struct {
+		uint16_t sport;
+		uint32_t len;
+		uint8_t buf[PUMP_CAP];
+	} pkt[64];
+};
+
+static enum pump_verdict freeze_1(struct pump *p, int src, int dst,
+				  const struct mroce_tx_pkt *t,
+				  const struct mroce_mr_pkt *pk)
+{
+	struct freeze *f = p->ctx;
+
+	if (!f->on || dst != 1)
+		return PUMP_PASS;
+	/* Not polled: the packets wait in its socket buffer. */
+	if (f->n < 64) {
+		f->pkt[f->n].sport = t->sport;
+		f->pkt[f->n].len = t->len;
+		memcpy(f->pkt[f->n].buf, t->buf, t->len);
+		f->n++;
+	}
+	return PUMP_DROP;
+}
+
+START_TEST(path__receiver_paused_then_resumed_completes)
+{
+	static struct freeze f;
+	struct pair s;
+	struct mr_conn *c;
+
+	pair_setup(&s, 4096);
+	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	/* let the handshake's trailing ACK and hint settle */
+	ck_assert(pump_run(&s.p, NULL, NULL, 1000000));
+	memset(&f, 0, sizeof(f));
+	f.on = true;
+	s.p.filter = freeze_1;
+	s.p.ctx = &f;
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1000, 2000),
+			 0);
+	/* The receiver sleeps for 10 ms (dozens of PTOs). */
+	pump_run(&s.p, NULL, NULL, 10000000);
+	ck_assert_uint_ge(stats(&s, 0).path_rerolls, 1);
+	c = ((struct mr_engine *)s.p.e[0]->tp)->by_peer[s.p.peer[0][1]];
+	for (int i = 0; i < c->npaths; i++) {
+		const struct mr_path *p = &c->path[i];
+
+		/* An outstanding probe is one of this generation. */
+		ck_assert_uint_le(p->probe_psn - p->una, p->next_psn - p->una);
+	}
+	/* It wakes up and reads everything that waited for it at once. */
+	f.on = false;
+	for (int k = 0; k < f.n; k++) {
+		struct mroce_rx_meta m = { .peer = s.p.peer[1][0],
+					   .sport = f.pkt[k].sport };
+
+		mroce_engine_rx(s.p.e[1], &m, f.pkt[k].buf, f.pkt[k].len,
+				s.p.now);
+	}
+	ck_assert(run_until_wcs(&s, 1, 0, 100000000));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + 2000, 1000));
+	for (int i = 0; i < c->npaths; i++) {
+		const struct mr_path *p = &c->path[i];
+
+		ck_assert_uint_le(p->probe_psn - p->una, p->next_psn - p->una);
+	}
+	pair_fini(&s);
+}
+END_TEST
+
 START_TEST(conn_mem__at_most_16_kib_for_8_paths)
 {
 	struct mroce_engine *e;
@@ -1636,8 +1857,12 @@ Suite *engine_metaroce_suite(void)
 	tcase_add_test(tc, retry__handshake_to_silent_peer_fails_wr);
 	tcase_add_test(tc, retry__read_responses_all_lost);
 	tcase_add_test(tc, path__blackhole_rerolled_and_transfer_completes);
+	tcase_add_test(tc, path__silent_path_rerolled_within_few_rtts);
+	tcase_add_test(tc, next_timer__never_when_quiet_and_now_after_post);
+	tcase_add_test(tc, path__reroll_probation_keeps_data_off_unproven_port);
 	tcase_add_test(tc, spray__moves_traffic_off_congested_path);
 	tcase_add_test(tc, path__lossy_path_rerolled);
+	tcase_add_test(tc, path__receiver_paused_then_resumed_completes);
 	tcase_add_test(tc, psn__wraps_at_2_32);
 	tcase_add_test(tc, rx__mutated_packets_never_write_outside_regions);
 	tcase_add_test(tc, conn_mem__at_most_16_kib_for_8_paths);

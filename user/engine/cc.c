@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * MetaRoCE congestion control: a per-path window driven by ECN and delay in
- * the four cases of UEC NSCC (peers.md), multiplicative decrease on loss,
+ * the four cases of UEC NSCC (peers.md) with a short delay target, no
+ * reaction to loss alone,
  * connection pacing at min(line rate, receiver fair-share hint), and the
  * receiver side of the hint (link_bps divided among active senders).
  *
@@ -53,22 +54,44 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  struct mr_path *p, uint32_t newly, uint32_t ce,
 		  uint32_t rtt_us, uint64_t now)
 {
-	uint32_t base = p->min_rtt_us, target;
+	uint32_t base = p->min_rtt_us, target, lo;
 	bool high_delay;
 
-	/* Queueing delay above half a base RTT (at least 5 us) is "high". */
-	target = base + (base / 2 > 5 ? base / 2 : 5);
+	/* Queueing delay above a quarter of the base RTT (at least 1 us,
+	 * the tsval resolution) is "high". The queue is kept short on
+	 * purpose: every loss is recovered through it twice (detection and
+	 * retransmission), and a backlog held in the sender is one a
+	 * retransmission overtakes. */
+	target = base + (base / 4 > 1 ? base / 4 : 1);
 	high_delay = rtt_us && base && rtt_us > target;
+	if (rtt_us && (!p->cc.rtt_lo || rtt_us < p->cc.rtt_lo))
+		p->cc.rtt_lo = rtt_us;
 	if (ce) {
 		if (high_delay)
 			cut(p, 7, 10, now);	/* congested: decrease */
 		/* ECN with low delay: hold; the spraying moves load. */
 	} else if (!high_delay) {
 		p->cc.cwnd += newly * CC_ONE / 2;	/* proportional */
-	} else {
-		/* fair additive increase: about one packet per RTT */
-		p->cc.cwnd += (uint32_t)((uint64_t)newly * CC_ONE * CC_ONE /
-					 p->cc.cwnd);
+	}
+	/* High delay without ECN: a queue is building below the marking
+	 * threshold. Once per RTT, decrease in proportion to the excess of
+	 * the round trip's smallest sample (never below x0.7), so that the
+	 * backlog waits in the sender, where a retransmission overtakes it,
+	 * not in the fabric, where it delays every loss recovery. The
+	 * smallest sample, because a sample echoed by a coalesced ACK also
+	 * holds the receiver's ACK delay: judged one by one, those would
+	 * shrink a slow path's window, which slows its ACKs further. */
+	if (now >= p->cc.period_end) {
+		lo = p->cc.rtt_lo;
+		if (!ce && lo && base && lo > target) {
+			uint32_t num = 1000 -
+				       (uint32_t)(800ull * (lo - target) / lo);
+
+			cut(p, num < 700 ? 700 : num, 1000, now);
+		}
+		p->cc.rtt_lo = 0;
+		p->cc.period_end =
+			now + (uint64_t)(p->srtt_us ? p->srtt_us : 10) * 1000;
 	}
 	if (p->cc.cwnd > CC_MAX)
 		p->cc.cwnd = CC_MAX;
@@ -76,12 +99,28 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 
 void mr_cc_on_loss(struct mroce_engine *e, struct mr_path *p, uint64_t now)
 {
-	cut(p, 7, 10, now);
+	/* Loss alone is not a congestion signal here: a queue that
+	 * overflows marks CE and shows delay long before it drops, and the
+	 * ACKs around the loss carry both, so the window has already
+	 * reacted. A loss without them is corruption or a flaky link, and
+	 * shrinking the window for it only idles the path (UEC NSCC reacts
+	 * to ECN and delay, not to loss). Losses still count towards the
+	 * bad-path test (mr_cc_path_bad). */
+	(void)e;
+	(void)p;
+	(void)now;
 }
 
 void mr_cc_on_timeout(struct mroce_engine *e, struct mr_path *p)
 {
 	p->cc.cwnd = CC_INIT;
+}
+
+void mr_cc_on_reroll(struct mroce_engine *e, struct mr_path *p)
+{
+	/* A port rerolled away from a silent plane may hash onto it (or
+	 * another dead one) again: one packet until an ACK proves it. */
+	p->cc.cwnd = CC_MIN;
 }
 
 uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
@@ -103,17 +142,29 @@ uint64_t mr_cc_fair_share(struct mroce_engine *e, struct mr_conn *c,
 			  uint64_t now)
 {
 	struct mr_engine *t = e->tp;
+	uint64_t len = t->fair_epoch_len ? t->fair_epoch_len : MR_FAIR_EPOCH_NS;
 	uint32_t n;
 
-	if (now - t->fair_epoch_start >= MR_FAIR_EPOCH_NS) {
+	if (now - t->fair_epoch_start >= len) {
 		/* More than one epoch idle: nobody from the last one. */
-		t->active_prev = now - t->fair_epoch_start <
-						 2 * MR_FAIR_EPOCH_NS ?
+		t->active_prev = now - t->fair_epoch_start < 2 * len ?
 					 t->active_now :
 					 0;
 		t->active_now = 0;
 		t->fair_epoch++;
 		t->fair_epoch_start = now;
+		/* A sender paced at its share sends one packet every
+		 * n * mtu * 8 / link_bps: with thousands of senders that is
+		 * longer than the base epoch, and an epoch must span two
+		 * such gaps or it misses senders and overstates the
+		 * share. */
+		n = t->active_prev;
+		len = 0;
+		if (e->cfg.link_bps >= 1000000)	/* bits / Mbit/s = us */
+			len = 2ull * n * (e->cfg.mtu + 64u) * 8u * 1000u /
+			      (e->cfg.link_bps / 1000000);
+		t->fair_epoch_len = len > MR_FAIR_EPOCH_NS ? len :
+							     MR_FAIR_EPOCH_NS;
 	}
 	if (c && c->active_epoch != t->fair_epoch + 1) {
 		c->active_epoch = t->fair_epoch + 1;

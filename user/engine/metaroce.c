@@ -122,15 +122,25 @@ static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	p->sport = new_sport(e, c, slot);
 	p->next_psn = p->una = p->loss_scan = p->high_acked = isn;
 	p->inflight = p->nlost = p->nheld = 0;
-	p->probed = 0;
+	p->probed = p->probation = 0;
 	p->deadline = 0;
 	p->hold_until = 0;
 	p->srtt_us = p->rttvar_us = 0;
 	p->dupthresh = 1;
+	p->rtx_head = p->rtx_n = 0;
+	p->rtx_total = p->probe_rtx = 0;
+	/* Forget the retired generation's PROBE: the peer's first ACK of
+	 * the new one may still carry its echo (ACKF_PROBE and its tsval),
+	 * and probe_psn lies in the old PSN space, which rx_ack would walk
+	 * from the new una (up to 2^31 PSNs, a stall of seconds). */
+	p->probe_ts = 0;
+	p->probe_psn = isn;
 	for (int i = 0; i < MR_PATH_WIN; i++)
 		p->ring[i] = MR_TXE_NONE;
 	mr_cc_init(e, p);
 }
+
+static void conn_kick(struct mr_conn *c);
 
 static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
 {
@@ -168,7 +178,8 @@ static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
 	mroce_list_init(&c->sched);
 	mroce_list_add_tail(&t->conns, &c->link);
 	c->eng = t;
-	mroce_list_add_tail(&t->active, &c->alink);
+	c->due = UINT64_MAX;
+	conn_kick(c);
 	t->by_peer[peer] = c;
 	e->peers[peer].conn = c;
 	t->nconns++;
@@ -239,12 +250,30 @@ static struct mroce_rdjob *rd_find(struct mroce_qp *qp, uint32_t msn)
 }
 
 
-/* Connection has (possibly) work: tick/tx/next_timer look only at
- * these, so thousands of idle connections cost nothing. */
+/* New packets a connection may have in flight. Until the receiver's
+ * first fair-share hint arrives (one RTT) only MR_FIRST_FLIGHT: a new
+ * sender does not know whether it joins an idle receiver or one with
+ * thousands of senders, and in the latter case a full first window from
+ * each of them is a burst no buffer holds. The hint then sets the pace. */
+static uint32_t conn_flight_cap(const struct mr_conn *c)
+{
+	return c->hint_bps ? MR_TXE_MAX : MR_FIRST_FLIGHT;
+}
+
+/* Connection has (possibly) work or changed: it joins the active list
+ * and its due instant is recomputed before the call returns (or at the
+ * next next_timer()/tx()/tick()), so thousands of idle connections cost
+ * nothing. */
 static void conn_kick(struct mr_conn *c)
 {
+	struct mr_engine *t = c->eng;
+
 	if (!mroce_list_linked(&c->alink))
-		mroce_list_add_tail(&c->eng->active, &c->alink);
+		mroce_list_add_tail(&t->active, &c->alink);
+	if (!c->dirty) {
+		c->dirty = 1;
+		t->dirty[t->ndirty++] = c;
+	}
 }
 
 static bool conn_idle(const struct mr_conn *c)
@@ -461,6 +490,11 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		c->want_accept = 1;
 		conn_kick(c);
 		conn_established(e, c);
+		/* A peer that just connected is about to send: count it in
+		 * the fair share from now, not from its first data packet,
+		 * so that the hints of a growing incast shrink before the
+		 * newcomers' data arrives. */
+		mr_cc_fair_share(e, c, now);
 		return 0;
 	}
 	case MROCE_OP_CONNECT_ACCEPT:
@@ -890,6 +924,7 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	int slot = pk->path;
 	struct mr_path *p;
 	enum place_res r;
+	bool filled;
 	int32_t d;
 
 	e->stats.rx_data_pkts++;
@@ -927,12 +962,29 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	}
 	if (d > 0)
 		e->stats.rx_ooo++;
+	filled = d == 0 && (p->sack[0] | p->sack[1] | p->sack[2] |
+			    p->sack[3]);
 	r = place(e, c, slot, pk);
 	if (r != PL_REFUSE)
 		mr_rx_mark(p, (uint32_t)d);
+	/* ACK at once on a gap, a refusal, the end of a message, and when
+	 * a hole is filled (a retransmission: the sender is waiting for
+	 * exactly this, and coalescing would add its delay to every loss
+	 * recovery). */
 	ack_want(p, d > 0 || r == PL_REFUSE ||
-			     (pk->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)),
+			     (pk->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST |
+					   MROCE_F_RETX)) ||
+			     filled,
 		 now);
+	if (pk->flags & MROCE_F_LAST) {
+		/* The message's other segments went over the other paths
+		 * and may sit in their ACK coalescing: the sender completes
+		 * it only when all are acknowledged, so flush them now
+		 * rather than a coalescing delay later. */
+		for (int i = 0; i < c->npaths; i++)
+			if (c->path[i].ack_pending)
+				c->path[i].ack_urgent = 1;
+	}
 	return 0;
 }
 
@@ -970,13 +1022,24 @@ static int rx_reroll(struct mroce_engine *e, struct mr_conn *c,
 /* ------------------------------------------------------------------ */
 /* Sender side: ACK / NAK processing                                    */
 /* ------------------------------------------------------------------ */
-static uint64_t path_pto(const struct mroce_engine *e, const struct mr_path *p)
+static uint64_t path_pto(const struct mroce_engine *e, const struct mr_conn *c,
+			 const struct mr_path *p)
 {
+	uint32_t srtt = p->srtt_us;
 	uint64_t pto;
 
-	if (!p->srtt_us)
+	/* A fresh (rerolled) path has no RTT yet: its siblings cross the
+	 * same fabric, so the largest of theirs (queues included) is a
+	 * better guess than rto_min (30 base RTTs in a data centre). */
+	for (int i = 0; !p->srtt_us && c && i < c->npaths; i++)
+		if (c->path[i].srtt_us > srtt)
+			srtt = c->path[i].srtt_us;
+	if (!srtt)
 		return (uint64_t)e->cfg.rto_min_us * 1000;
-	pto = 2ull * p->srtt_us * 1000 + MR_ACK_DELAY_NS;
+	/* Most ACKs are immediate (gap, message end, retransmission,
+	 * probe), so only a little slack over 2 srtt: a spurious probe
+	 * costs one small packet, a late one stalls the messages. */
+	pto = 2ull * srtt * 1000 + MR_PTO_SLACK_NS;
 	return pto < 10000 ? 10000 : pto;
 }
 
@@ -991,11 +1054,11 @@ static uint64_t path_rto(const struct mroce_engine *e, const struct mr_conn *c,
 	return rto << (c->backoff < 6 ? c->backoff : 6);
 }
 
-static void path_arm(const struct mroce_engine *e, struct mr_path *p,
-		     uint64_t now)
+static void path_arm(const struct mroce_engine *e, const struct mr_conn *c,
+		     struct mr_path *p, uint64_t now)
 {
 	if (p->inflight + p->nlost)
-		p->deadline = now + path_pto(e, p);
+		p->deadline = now + path_pto(e, c, p);
 	else
 		p->deadline = 0;
 }
@@ -1058,6 +1121,25 @@ static void lose_entry(struct mroce_engine *e, struct mr_conn *c,
 	mr_cc_on_loss(e, p, now);
 }
 
+/* Was entry t retransmitted after the path's last PROBE left? Then the
+ * answer to that PROBE cannot tell whether the retransmission arrived
+ * (retransmissions keep their PSN, which is below the probe's). The
+ * newest rtx_total - probe_rtx entries of the retransmission queue are
+ * those; when the queue forgot some, any retransmitted entry counts. */
+static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
+{
+	uint32_t k = p->rtx_total - p->probe_rtx;
+
+	if (!k || txe_tries(t) < 2)
+		return false;
+	if (k > p->rtx_n)
+		return true;
+	for (uint32_t i = p->rtx_n - k; i < p->rtx_n; i++)
+		if (p->rtxq[(p->rtx_head + i) % MR_RTXQ][0] == (uint16_t)t->psn)
+			return true;
+	return false;
+}
+
 static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		   const struct mroce_mr_pkt *pk, uint64_t now)
 {
@@ -1073,6 +1155,24 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 	if (mroce_psn_before(p->next_psn, cum) ||
 	    mroce_psn_before(cum, p->una - MR_PATH_WIN))
 		return;	/* nonsense cum_psn */
+	if (pk->ack.rate_mbps) {
+		uint64_t r = (uint64_t)pk->ack.rate_mbps * 1000000ull;
+
+		if (!c->hint_bps) {
+			/* First hint: start at a random point within one
+			 * packet time at that rate, so that the senders of
+			 * an incast, all learning their share at once, do
+			 * not all send their first packet at once. */
+			uint64_t gap = (uint64_t)(c->mtu + 64u) * 8u *
+				       1000000000ull / r;
+
+			c->next_send = now + mroce_rng_below(
+				e, (uint32_t)(gap < UINT32_MAX ? gap + 1 :
+								 UINT32_MAX));
+		}
+		c->hint_bps = r;
+		c->hint_time = now;
+	}
 	while (mroce_psn_before(p->una, cum)) {
 		uint16_t idx = p->ring[p->una % MR_PATH_WIN];
 
@@ -1121,25 +1221,45 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 			lose_entry(e, c, p, idx, now);
 		p->loss_scan++;
 	}
+	/* Retransmissions overtaken by dupthresh later PSNs are lost too. */
+	while (p->rtx_n) {
+		const uint16_t *q = p->rtxq[p->rtx_head];
+		uint16_t off = (uint16_t)(q[0] - (uint16_t)p->una);
+		uint32_t psn = p->una + off;
+		uint32_t mark = psn + (uint16_t)(q[1] - q[0]);
+		uint16_t idx;
+
+		/* off >= MR_PATH_WIN: below una, acknowledged (drop it) */
+		if (off < MR_PATH_WIN) {
+			if (!mroce_psn_before(mark + p->dupthresh - 1,
+					      p->high_acked))
+				break;
+			idx = p->ring[psn % MR_PATH_WIN];
+			if (idx != MR_TXE_NONE && c->txe[idx].psn == psn)
+				lose_entry(e, c, p, idx, now);
+		}
+		p->rtx_head = (p->rtx_head + 1) % MR_RTXQ;
+		p->rtx_n--;
+	}
 	/* The answer to our PROBE: whatever was sent before it and is
 	 * still missing is lost. */
-	if ((pk->ack.flags & MROCE_ACKF_PROBE) && p->probed &&
-	    pk->ack.tsecr == p->probe_ts) {
+	if ((pk->ack.flags & MROCE_ACKF_PROBE) && p->probe_ts &&
+	    pk->ack.tsecr == p->probe_ts &&
+	    (uint32_t)(p->probe_psn - p->una) <= MR_PATH_WIN) {
+		p->probe_ts = 0;	/* one answer per probe */
 		for (uint32_t s = p->una; mroce_psn_before(s, p->probe_psn);
 		     s++) {
 			uint16_t idx = p->ring[s % MR_PATH_WIN];
 
-			if (idx != MR_TXE_NONE)
+			if (idx != MR_TXE_NONE &&
+			    !rtx_after_probe(p, &c->txe[idx]))
 				lose_entry(e, c, p, idx, now);
 		}
 		p->probed = 0;
-		path_arm(e, p, now);
+		p->probation = 0;
+		path_arm(e, c, p, now);
 	}
 
-	if (pk->ack.rate_mbps) {
-		c->hint_bps = (uint64_t)pk->ack.rate_mbps * 1000000ull;
-		c->hint_time = now;
-	}
 	if (pk->ack.ce_count) {
 		p->ce_marks += pk->ack.ce_count;
 		p->cc.ce_acks++;
@@ -1169,9 +1289,14 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 				p->min_rtt_us = rtt;
 		}
 		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
+		p->last_ack = c->last_ack = now;
+		if (pk->ack.tsecr &&
+		    (!c->last_tsecr ||
+		     (int32_t)(pk->ack.tsecr - c->last_tsecr) > 0))
+			c->last_tsecr = pk->ack.tsecr;
 		p->probed = 0;
 		c->backoff = 0;
-		path_arm(e, p, now);
+		path_arm(e, c, p, now);
 	}
 }
 
@@ -1278,7 +1403,7 @@ static void rx_nak(struct mroce_engine *e, struct mr_conn *c,
 /* Path retirement                                                      */
 /* ------------------------------------------------------------------ */
 static void path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
-			uint8_t reason)
+			uint8_t reason, bool charge)
 {
 	struct mr_path *p = &c->path[slot];
 
@@ -1294,9 +1419,9 @@ static void path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
 		p->ring[s % MR_PATH_WIN] = MR_TXE_NONE;
 		txe_clr(t, TXE_LOST | TXE_HOLD);
 		txe_set(t, TXE_RESEND);
-		/* Only a timeout says these were lost; otherwise the resend
-		 * is our decision and costs the message no retry. */
-		if (reason != MROCE_REROLL_TIMEOUT && txe_tries(t))
+		/* Only an RTO says these were lost; otherwise the resend is
+		 * our decision and costs the message no retry. */
+		if (!charge && txe_tries(t))
 			t->seg_try -= 1u << 24;
 		c->txe_resend[idx / 64] |= 1ull << (idx % 64);
 		c->nresend++;
@@ -1375,6 +1500,14 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 		if (emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
 			return -1;
 		c->want_accept = 0;
+		/* Follow it with an ACK of path 0 (same port, so it arrives
+		 * after the ACCEPT): it carries our fair-share hint, and the
+		 * initiator sends at most MR_FIRST_FLIGHT packets before it
+		 * has one. */
+		if (!c->path[0].rx_valid)
+			rx_path_reset(c, &c->path[0], 0, 0);
+		c->path[0].rx_sport = c->path[0].sport;
+		ack_want(&c->path[0], true, now);
 		return 1;
 	}
 	if (c->state != MR_CONN_ESTABLISHED)
@@ -1441,6 +1574,7 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 			if (emit(e, c, &pk, out, cap, p->sport, false) < 0)
 				return -1;
 			p->want_probe = 0;
+			p->probe_rtx = p->rtx_total;
 			p->probe_psn = p->next_psn;
 			p->probe_ts = pk.tsval;
 			e->stats.probes_sent++;
@@ -1556,6 +1690,13 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 		pk.flags |= MROCE_F_LAST | MROCE_F_ACK_REQ;
 	else
 		pk.flags &= ~MROCE_F_SOLICITED;
+	/* A window smaller than the receiver's ACK count cannot trigger an
+	 * ACK by count: the packet that fills it asks for an immediate one,
+	 * or the window would open only a coalescing delay later and its
+	 * RTT sample would hold that delay (and look like queueing). */
+	if (mr_cc_cwnd_pkts(p) < MR_ACK_EVERY &&
+	    p->inflight + 1 >= mr_cc_cwnd_pkts(p))
+		pk.flags |= MROCE_F_ACK_REQ;
 	if (retx)
 		pk.flags |= MROCE_F_RETX;
 	if (emit(e, c, &pk, out, cap, p->sport, true) < 0)
@@ -1568,7 +1709,7 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 		p->retransmits++;
 	}
 	if (!p->deadline)
-		p->deadline = now + path_pto(e, p);
+		p->deadline = now + path_pto(e, c, p);
 	return 0;
 }
 
@@ -1585,37 +1726,41 @@ static void pace(struct mroce_engine *e, struct mr_conn *c, uint32_t bytes,
 
 static bool path_usable(const struct mr_path *p)
 {
-	return (uint32_t)(p->next_psn - p->una) < MR_PATH_WIN &&
+	return !p->probation &&
+	       (uint32_t)(p->next_psn - p->una) < MR_PATH_WIN &&
 	       mr_cc_room(p) > 0;
 }
 
-/* Pick a path for new data, weighted by window headroom; prefer paths
- * not under suspicion (probe outstanding). -1 if none. */
+/* Pick a path for new data: among the paths with window room, the one
+ * with the fewest packets in flight (join the shortest queue), ties
+ * broken by rotation; paths under suspicion (probe outstanding) only if
+ * nothing else has room. Equal in-flight counts keep the planes' queues
+ * even: a random or room-weighted choice lets one plane's queue grow
+ * (and its RTT with it) while another idles, and since the paths'
+ * capacities add up to the NIC's, every idle moment of a plane is lost
+ * goodput. A slow or congested path drains later, so it gets less. -1 if
+ * none. */
 static int pick_path(struct mroce_engine *e, struct mr_conn *c)
 {
-	uint32_t room[MROCE_MAX_PATHS], total = 0, r;
-	int pass;
+	int best = -1;
+	uint32_t best_q = UINT32_MAX;
 
-	for (pass = 0; pass < 2 && !total; pass++) {
-		for (int i = 0; i < c->npaths; i++) {
+	for (int pass = 0; pass < 2 && best < 0; pass++) {
+		for (int k = 0; k < c->npaths; k++) {
+			int i = (int)((c->rr + (uint32_t)k) % c->npaths);
 			const struct mr_path *p = &c->path[i];
 
-			room[i] = 0;
 			if (!path_usable(p) || (pass == 0 && p->probed))
 				continue;
-			room[i] = mr_cc_room(p);
-			total += room[i];
+			if (p->inflight < best_q) {
+				best_q = p->inflight;
+				best = i;
+			}
 		}
 	}
-	if (!total)
-		return -1;
-	r = mroce_rng_below(e, total);
-	for (int i = 0; i < c->npaths; i++) {
-		if (r < room[i])
-			return i;
-		r -= room[i];
-	}
-	return -1;
+	if (best >= 0)
+		c->rr = (uint32_t)best + 1;
+	return best;
 }
 
 /* Put entry idx on path slot with a new PSN. */
@@ -1653,7 +1798,7 @@ static void orphan(struct mroce_engine *e, struct mr_conn *c, int idx,
 		txe_release(c, idx);
 		return;
 	}
-	path_retire(e, c, slot, MROCE_REROLL_LOSS);
+	path_retire(e, c, slot, MROCE_REROLL_LOSS, false);
 }
 
 /* Fail the message behind an entry that ran out of retries. */
@@ -1728,6 +1873,19 @@ static int tx_lost(struct mroce_engine *e, struct mr_conn *c, int slot,
 			return 0;
 		}
 		t->seg_try += 1u << 24;
+		p->rtx_total++;
+		if (p->rtx_n == MR_RTXQ) {	/* forget the oldest */
+			p->rtx_head = (p->rtx_head + 1) % MR_RTXQ;
+			p->rtx_n--;
+		}
+		if (p->rtx_n < MR_RTXQ) {
+			uint16_t *q = p->rtxq[(p->rtx_head + p->rtx_n) %
+					      MR_RTXQ];
+
+			q[0] = (uint16_t)t->psn;
+			q[1] = (uint16_t)p->next_psn;
+			p->rtx_n++;
+		}
 		txe_clr(t, TXE_LOST);
 		p->nlost--;
 		p->inflight++;
@@ -1869,7 +2027,7 @@ static int tx_new(struct mroce_engine *e, struct mr_conn *c,
 			continue;
 		}
 		slot = pick_path(e, c);
-		if (slot < 0)
+		if (slot < 0 || c->txe_used >= conn_flight_cap(c))
 			return 0;
 		idx = txe_alloc(c);
 		if (idx < 0)
@@ -1903,6 +2061,27 @@ static int tx_new(struct mroce_engine *e, struct mr_conn *c,
 	return 0;
 }
 
+/* Nothing new to send: the last packets of each path have no followers
+ * to reveal their loss, which would wait for a PTO (2 srtt and more)
+ * while the application waits for them. A PROBE behind them (the path
+ * is FIFO) gets an immediate ACK that tells, one RTT from now, which are
+ * missing. It costs one small packet per path per idle moment and marks
+ * no path as suspect. */
+static bool idle_probe_due(const struct mr_path *p)
+{
+	/* not already probed since the last new PSN or retransmission
+	 * (a lost retransmission has no followers either) */
+	return p->inflight && !p->probation && !p->want_probe &&
+	       (p->probe_psn != p->next_psn || p->probe_rtx != p->rtx_total);
+}
+
+static void idle_probe(struct mr_conn *c)
+{
+	for (int i = 0; i < c->npaths; i++)
+		if (idle_probe_due(&c->path[i]))
+			c->path[i].want_probe = 1;
+}
+
 static int tx_data(struct mroce_engine *e, struct mr_conn *c,
 		   struct mroce_tx_pkt *out, size_t cap, uint64_t now)
 {
@@ -1921,26 +2100,31 @@ static int tx_data(struct mroce_engine *e, struct mr_conn *c,
 			goto sent;
 	}
 	r = tx_new(e, c, out, cap, now);
+	if (!r && mroce_list_empty(&c->sched))
+		idle_probe(c);
 sent:
 	if (r > 0)
 		pace(e, c, out->len, now);
 	return r;
 }
 
-static void mr_tick(struct mroce_engine *e, uint64_t now);
+static void flush_dirty(struct mroce_engine *e, uint64_t now);
+static void sweep(struct mroce_engine *e, uint64_t now);
+static void heap_remove(struct mr_engine *t, struct mr_conn *c);
+static uint32_t pop_due(struct mr_engine *t, uint64_t now);
+static void conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now);
+static void conn_sched(struct mroce_engine *e, struct mr_conn *c,
+		       uint64_t now);
 
 static int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 		 size_t cap, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	int cnt = 0;
-	bool progress = true;
+	uint32_t k = 0;
 
-	/* Timers first (a driver may call only tx() when next_timer()
-	 * fires); once per distinct `now`, as tx() may be called per packet. */
-	if (now != t->last_tick || !t->ticked) {
-		mr_tick(e, now);
-	}
+	/* Timers run as their connections come due below (a driver may
+	 * call only tx() when next_timer() fires). */
 	/* Stateless handshake replies first. */
 	while (cnt < n && t->nhs) {
 		struct mr_hsreply *r = &t->hsq[t->hs_head];
@@ -1970,67 +2154,91 @@ static int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 		t->nhs--;
 		cnt++;
 	}
-	/* Control before data; connections served round-robin. */
-	while (cnt < n && progress) {
-		struct mroce_list *l;
+	/* Only the connections due by now have anything to do. Take them
+	 * from the heap one at a time: run their expired timers, send
+	 * control before data, and put a connection that sent back at
+	 * once (behind the others due at the same instant: round robin,
+	 * also when the driver asks for one packet at a time); those with
+	 * nothing to send wait in t->work until the end of the call. */
+	flush_dirty(e, now);
+	sweep(e, now);
+	while (cnt < n && t->nheap && t->heap[0]->due <= now) {
+		struct mr_conn *c = t->heap[0];
+		int r;
 
-		progress = false;
-		for (l = t->active.next; l != &t->active && cnt < n;
-		     l = l->next) {
-			struct mr_conn *c =
-				mroce_container_of(l, struct mr_conn, alink);
-			int r = tx_control(e, c, &pkts[cnt], cap, now);
-
-			if (r < 0)
-				return cnt;
-			if (r > 0) {
-				cnt++;
-				progress = true;
-			}
-		}
-	}
-	progress = true;
-	while (cnt < n && progress) {
-		struct mroce_list *l, *nx;
-
-		progress = false;
-		for (l = t->active.next; l != &t->active && cnt < n;
-		     l = nx) {
-			struct mr_conn *c =
-				mroce_container_of(l, struct mr_conn, alink);
-			int r;
-
-			nx = l->next;
+		heap_remove(t, c);
+		if (c->tdue <= now)
+			conn_tick(e, c, now);
+		r = tx_control(e, c, &pkts[cnt], cap, now);
+		if (!r)
 			r = tx_data(e, c, &pkts[cnt], cap, now);
+		if (r <= 0) {
+			t->work[k++] = c;
 			if (r < 0)
-				return cnt;
-			if (r > 0) {
-				cnt++;
-				progress = true;
-				/* Round robin between connections, also when
-				 * the driver asks for one packet at a time. */
-				if (nx != &t->active) {
-					mroce_list_del(&c->alink);
-					mroce_list_add_tail(&t->active,
-							    &c->alink);
-				}
-				/* ACKs/NAKs our data triggered go first. */
-				while (cnt < n) {
-					r = tx_control(e, c, &pkts[cnt], cap,
-						       now);
-					if (r <= 0)
-						break;
-					cnt++;
-				}
-			}
+				break;
+			continue;
 		}
+		cnt++;
+		/* ACKs/NAKs our data triggered go first. */
+		while (cnt < n && tx_control(e, c, &pkts[cnt], cap, now) > 0)
+			cnt++;
+		conn_sched(e, c, now);
 	}
+	while (k)
+		conn_kick(t->work[--k]);
+	flush_dirty(e, now);
 	return cnt;
 }
 
 /* ------------------------------------------------------------------ */
 /* Timers                                                               */
 /* ------------------------------------------------------------------ */
+/* Path p's PTO fired (nothing acknowledged on it for 2 srtt + slack):
+ * is it silent while the connection is alive? Yes when a sibling had a
+ * packet acknowledged that we sent after `since` (p's PROBE, or its last
+ * progress when it has several packets out): the peer receives what we
+ * send now, just not over p (other paths may be dead too: a plane
+ * carries several of our ports).
+ * Comparing send times, not arrival times, keeps deep queues (an incast)
+ * from looking like silence, and random loss cannot silence a path with
+ * several packets out (it would take every packet and every ACK). When
+ * nothing gets through it is the peer or the whole fabric, and the RTO
+ * (liveness, retry counting, backoff) decides. */
+static bool path_silent(const struct mroce_engine *e, const struct mr_conn *c,
+			const struct mr_path *p, uint64_t now)
+{
+	uint64_t pto = path_pto(e, c, p);
+	uint32_t since;
+
+	if (c->npaths < 2 || now - p->last_ack < pto || !c->last_tsecr)
+		return false;
+	if (p->probed)
+		since = p->probe_ts;
+	else if (p->inflight + p->nlost >= 4 && p->last_ack)
+		since = now_us(p->last_ack);
+	else
+		return false;
+	return (int32_t)(c->last_tsecr - since) > 0;
+}
+
+/* A path rerolled away from silence may hash onto a dead plane again:
+ * it carries no data until a PROBE on it is answered (pick_path avoids
+ * probed paths while others have room). */
+static void path_probation(struct mroce_engine *e, struct mr_conn *c,
+			   struct mr_path *p, uint64_t now)
+{
+	uint64_t pto = path_pto(e, c, p);
+
+	mr_cc_on_reroll(e, p);
+	p->last_ack = now;
+	p->probation = 1;
+	p->probed = 1;
+	p->want_probe = 1;
+	/* Its probe waits behind the siblings' queues: allow two PTOs. */
+	p->deadline = now + (now - c->last_ack < pto ? 2 * pto :
+						      path_rto(e, c, p));
+}
+
 static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 		       uint64_t now)
 {
@@ -2055,32 +2263,59 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 		}
 		p->hold_until = 0;
 		if (!p->deadline)
-			path_arm(e, p, now);
+			path_arm(e, c, p, now);
 	}
 	if (p->deadline && now >= p->deadline) {
 		if (!(p->inflight + p->nlost)) {
+			/* Idle, unless a probation probe went unanswered:
+			 * then try another port. */
+			if (p->probation) {
+				path_retire(e, c, slot, MROCE_REROLL_TIMEOUT,
+					    false);
+				path_probation(e, c, p, now);
+				return;
+			}
 			p->deadline = 0;
+		} else if (path_silent(e, c, p, now)) {
+			/* Silent while its siblings deliver: a dead plane
+			 * (or a port hashed into one). Waiting for RTOs
+			 * would stall every message with a segment on it
+			 * for rto_min; move its data to the live paths now
+			 * and try a fresh source port, which gets a minimal
+			 * window until it proves itself. With a handful in
+			 * flight a tail loss is likelier than a dead plane:
+			 * then one probe goes first. */
+			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, false);
+			path_probation(e, c, p, now);
+			return;
 		} else if (p->probed < MR_PROBES) {
 			/* Tail-loss probe: ask the receiver what it has. The
-			 * first comes after a PTO, the next after an RTO. */
+			 * first comes after a PTO; the next after another
+			 * PTO while the connection is otherwise alive (a
+			 * lost probe or answer must not cost rto_min), after
+			 * an RTO when nothing at all comes back. */
 			if (p->probed)
 				e->stats.rto_fires++;
 			p->probed++;
 			p->want_probe = 1;
-			p->deadline = now + path_rto(e, c, p);
+			p->deadline = now + (c->last_ack &&
+						     now - c->last_ack <
+							     path_pto(e, c, p) ?
+					     path_pto(e, c, p) :
+					     path_rto(e, c, p));
 		} else {
 			/* Nothing came back after MR_PROBES probes and RTOs:
 			 * the path is a blackhole. Move everything elsewhere
 			 * (a lossy path would have answered one of them). */
 			e->stats.rto_fires++;
 			c->backoff++;
-			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT);
+			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, true);
 			return;
 		}
 	}
 	if (p->cc.sent >= 64) {
 		if (mr_cc_path_bad(c, p, &reason))
-			path_retire(e, c, slot, reason);
+			path_retire(e, c, slot, reason, false);
 		else
 			mr_cc_path_reset_stats(p);
 	}
@@ -2114,48 +2349,78 @@ static void read_watchdog(struct mroce_engine *e, struct mr_conn *c,
 	}
 }
 
-static void mr_tick(struct mroce_engine *e, uint64_t now)
+static void conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
+{
+	if ((c->state == MR_CONN_REQ_SENT ||
+	     c->state == MR_CONN_CONFIRM_SENT) &&
+	    now >= c->hs_deadline) {
+		if (++c->hs_tries > e->cfg.retry_cnt) {
+			hs_fail(e, c);
+			return;
+		}
+		c->want_hs = 1;
+		c->hs_deadline =
+			now + (MR_HS_RTO_NS
+			       << (c->hs_tries < 6 ? c->hs_tries : 6));
+	}
+	if (c->hold_until && now >= c->hold_until) {
+		/* Streams parked on an RNR hold resume (their held
+		 * PSNs are retransmitted by the path timers). */
+		c->hold_until = 0;
+		for (struct mroce_list *n = c->qps.next; n != &c->qps;
+		     n = n->next)
+			qp_kick(mroce_container_of(n, struct mroce_qp,
+						   conn_link));
+	}
+	if (c->state == MR_CONN_ESTABLISHED) {
+		for (int i = 0; i < c->npaths; i++)
+			path_timer(e, c, i, now);
+		read_watchdog(e, c, now);
+	}
+}
+
+/* Safety net: recompute every active connection once in a while, so
+ * that a change no call marked can delay a timer by at most
+ * MR_SWEEP_NS. Idle connections leave the active list here. */
+static void sweep(struct mroce_engine *e, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	struct mroce_list *l, *nx;
 
-	t->last_tick = now;
-	t->ticked = true;
-
+	if (now - t->last_sweep < MR_SWEEP_NS)
+		return;
+	t->last_sweep = now;
 	for (l = t->active.next; l != &t->active; l = nx) {
 		struct mr_conn *c =
 			mroce_container_of(l, struct mr_conn, alink);
 
 		nx = l->next;
-		if ((c->state == MR_CONN_REQ_SENT ||
-		     c->state == MR_CONN_CONFIRM_SENT) &&
-		    now >= c->hs_deadline) {
-			if (++c->hs_tries > e->cfg.retry_cnt) {
-				hs_fail(e, c);
-				continue;
-			}
-			c->want_hs = 1;
-			c->hs_deadline =
-				now + (MR_HS_RTO_NS
-				       << (c->hs_tries < 6 ? c->hs_tries : 6));
-		}
-		if (c->hold_until && now >= c->hold_until) {
-			/* Streams parked on an RNR hold resume (their held
-			 * PSNs are retransmitted by the path timers). */
-			c->hold_until = 0;
-			for (struct mroce_list *n = c->qps.next; n != &c->qps;
-			     n = n->next)
-				qp_kick(mroce_container_of(n, struct mroce_qp,
-							   conn_link));
-		}
-		if (c->state == MR_CONN_ESTABLISHED) {
-			for (int i = 0; i < c->npaths; i++)
-				path_timer(e, c, i, now);
-			read_watchdog(e, c, now);
+		if (!c->dirty) {
+			c->dirty = 1;
+			t->dirty[t->ndirty++] = c;
 		}
 		if (conn_idle(c))
 			mroce_list_del(&c->alink);
 	}
+	flush_dirty(e, now);
+}
+
+static void mr_tick(struct mroce_engine *e, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	uint32_t n;
+
+	flush_dirty(e, now);
+	sweep(e, now);
+	n = pop_due(t, now);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mr_conn *c = t->work[i];
+
+		if (c->tdue <= now)
+			conn_tick(e, c, now);
+		conn_kick(c);
+	}
+	flush_dirty(e, now);
 }
 
 static uint64_t umin(uint64_t a, uint64_t b)
@@ -2163,78 +2428,212 @@ static uint64_t umin(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-static uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now)
+/* The earliest timer of connection c (what conn_tick() acts on). */
+static uint64_t conn_tdue(const struct mr_conn *c)
 {
-	const struct mr_engine *t = T(e);
-	const struct mroce_list *l;
 	uint64_t next = UINT64_MAX;
 
+	if (c->state == MR_CONN_REQ_SENT || c->state == MR_CONN_CONFIRM_SENT)
+		next = umin(next, c->hs_deadline);
+	if (c->state != MR_CONN_ESTABLISHED)
+		return next;
+	if (c->hold_until)
+		next = umin(next, c->hold_until);
+	for (const struct mroce_list *n = c->qps.next; n != &c->qps;
+	     n = n->next) {
+		const struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+		const struct mr_qp *q = qp->tp;
+
+		for (int i = 0; q->reads_out && i < MROCE_MAX_RD_ATOMIC; i++)
+			if (q->rdrx[i].used)
+				next = umin(next, q->rdrx[i].deadline);
+	}
+	for (int i = 0; i < c->npaths; i++) {
+		const struct mr_path *p = &c->path[i];
+
+		if (p->deadline)
+			next = umin(next, p->deadline);
+		if (p->hold_until)
+			next = umin(next, p->hold_until);
+		/* the lossy-path check (path_timer) is due at once */
+		if (p->cc.sent >= 64)
+			next = 0;
+	}
+	return next;
+}
+
+/* The earliest instant connection c has something to do: a timer, a
+ * pending ACK, a control packet, or data it may send (`now` for "at
+ * once"); UINT64_MAX for nothing. *tdue: its earliest timer. */
+static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
+			 uint64_t now, uint64_t *tdue)
+{
+	uint64_t next = conn_tdue(c);
+	bool ready = false, usable = false;
+	bool idle = mroce_list_empty(&c->sched);
+
+	*tdue = next;
+	if (c->want_hs || c->want_accept)
+		return now;
+	if (c->state != MR_CONN_ESTABLISHED)
+		return next;
+	if (c->nak_count)
+		return now;
+	for (int i = 0; i < c->npaths; i++) {
+		const struct mr_path *p = &c->path[i];
+
+		if (p->want_probe || p->want_reroll)
+			return now;
+		if (idle && idle_probe_due(p) && c->next_send <= now)
+			return now;
+		if (p->ack_due)
+			next = umin(next, p->ack_urgent ? now : p->ack_due);
+		if (p->nlost && mr_cc_room(p))
+			ready = true;
+		if (path_usable(p))
+			usable = true;
+	}
+	/* Entries may belong to a message on RNR hold: then the end of the
+	 * hold is the time to look again, not now (no spin). */
+	if (c->hold_until > now)
+		ready = false;
+	if (usable && ((c->nresend && c->hold_until <= now) ||
+		       (!mroce_list_empty(&c->sched) &&
+			c->txe_used < conn_flight_cap(c))))
+		ready = true;
+	if (ready)
+		next = umin(next, c->next_send > now ? c->next_send : now);
+	return next;
+}
+
+static bool heap_less(const struct mr_conn *a, const struct mr_conn *b)
+{
+	return a->due < b->due || (a->due == b->due && a->dseq < b->dseq);
+}
+
+static void heap_put(struct mr_engine *t, uint32_t i, struct mr_conn *c)
+{
+	t->heap[i] = c;
+	c->hidx = i + 1;
+}
+
+static void heap_up(struct mr_engine *t, uint32_t i)
+{
+	struct mr_conn *c = t->heap[i];
+
+	while (i && heap_less(c, t->heap[(i - 1) / 2])) {
+		heap_put(t, i, t->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_put(t, i, c);
+}
+
+static void heap_down(struct mr_engine *t, uint32_t i)
+{
+	struct mr_conn *c = t->heap[i];
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		const struct mr_conn *best = c;
+
+		if (l < t->nheap && heap_less(t->heap[l], best))
+			m = l, best = t->heap[l];
+		if (l + 1 < t->nheap && heap_less(t->heap[l + 1], best))
+			m = l + 1;
+		if (m == i)
+			break;
+		heap_put(t, i, t->heap[m]);
+		i = m;
+	}
+	heap_put(t, i, c);
+}
+
+static void heap_remove(struct mr_engine *t, struct mr_conn *c)
+{
+	uint32_t i = c->hidx - 1;
+	struct mr_conn *last = t->heap[--t->nheap];
+
+	c->hidx = 0;
+	if (last == c)
+		return;
+	heap_put(t, i, last);
+	heap_up(t, i);
+	heap_down(t, last->hidx - 1);
+}
+
+/* Recompute c's due instant and its place in the heap. */
+static void conn_sched(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+
+	c->due = conn_due(e, c, now, &c->tdue);
+	c->dseq = t->hseq++;
+	if (c->due == UINT64_MAX) {
+		if (c->hidx)
+			heap_remove(t, c);
+		return;
+	}
+	if (!c->hidx) {
+		heap_put(t, t->nheap++, c);
+		heap_up(t, c->hidx - 1);
+	} else {
+		heap_up(t, c->hidx - 1);
+		heap_down(t, c->hidx - 1);
+	}
+}
+
+/* Bring every connection touched by this call up to date. */
+static void flush_dirty(struct mroce_engine *e, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+
+	while (t->ndirty) {
+		struct mr_conn *c = t->dirty[--t->ndirty];
+
+		c->dirty = 0;
+		conn_sched(e, c, now);
+	}
+}
+
+/* Take every connection due by `now` out of the heap into t->work (the
+ * caller puts them back with conn_kick + flush_dirty). */
+static uint32_t pop_due(struct mr_engine *t, uint64_t now)
+{
+	uint32_t n = 0;
+
+	while (t->nheap && t->heap[0]->due <= now) {
+		struct mr_conn *c = t->heap[0];
+
+		heap_remove(t, c);
+		t->work[n++] = c;
+	}
+	return n;
+}
+
+static uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	uint64_t next;
+
+	/* Logically const: bring the heap up to date with the calls since
+	 * the last flush (rx() and the verbs only mark connections dirty,
+	 * so a burst of them costs one recompute per connection). The
+	 * engine is never a const object, only passed as one. */
+	flush_dirty((struct mroce_engine *)(uintptr_t)e, now);
 	if (t->nhs)
 		return now;
-	for (l = t->active.next; l != &t->active; l = l->next) {
-		const struct mr_conn *c =
-			mroce_container_of(l, struct mr_conn, alink);
-		bool ready = false, usable = false;
-
-		if (c->want_hs || c->want_accept)
-			return now;
-		if (c->state == MR_CONN_REQ_SENT ||
-		    c->state == MR_CONN_CONFIRM_SENT)
-			next = umin(next, c->hs_deadline);
-		if (c->state != MR_CONN_ESTABLISHED)
-			continue;
-		if (c->nak_count)
-			return now;
-		if (c->hold_until)
-			next = umin(next, c->hold_until);
-		for (const struct mroce_list *n = c->qps.next; n != &c->qps;
-		     n = n->next) {
-			const struct mroce_qp *qp = mroce_container_of(
-				n, struct mroce_qp, conn_link);
-			const struct mr_qp *q = qp->tp;
-
-			for (int i = 0; q->reads_out &&
-					i < MROCE_MAX_RD_ATOMIC; i++)
-				if (q->rdrx[i].used)
-					next = umin(next, q->rdrx[i].deadline);
-		}
-		for (int i = 0; i < c->npaths; i++) {
-			const struct mr_path *p = &c->path[i];
-
-			if (p->want_probe || p->want_reroll)
-				return now;
-			if (p->ack_due)
-				next = umin(next, p->ack_urgent ? now :
-								  p->ack_due);
-			if (p->deadline)
-				next = umin(next, p->deadline);
-			if (p->hold_until)
-				next = umin(next, p->hold_until);
-			if (p->nlost && mr_cc_room(p))
-				ready = true;
-			if (path_usable(p))
-				usable = true;
-		}
-		/* Entries may belong to a message on RNR hold: then the end
-		 * of the hold is the time to look again, not now (no spin). */
-		if (c->hold_until > now)
-			ready = false;
-		if (usable && ((c->nresend && c->hold_until <= now) ||
-			       (!mroce_list_empty(&c->sched) &&
-				c->txe_used < MR_TXE_MAX)))
-			ready = true;
-		if (ready)
-			next = umin(next, c->next_send > now ? c->next_send :
-								 now);
-	}
+	if (!t->nheap)
+		return UINT64_MAX;
+	next = t->heap[0]->due;
 	return next < now ? now : next;
 }
 
 /* ------------------------------------------------------------------ */
 /* Dispatch                                                             */
 /* ------------------------------------------------------------------ */
-static int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
-		 const void *buf, size_t len, uint64_t now)
+static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		     const void *buf, size_t len, uint64_t now)
 {
 	struct mroce_mr_pkt pk;
 	struct mr_conn *c;
@@ -2271,6 +2670,19 @@ static int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	}
 }
 
+static int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		 const void *buf, size_t len, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	int r = mr_rx_one(e, m, buf, len, now);
+
+	/* The handshake may have changed the peer's connection too. */
+	if (m->peer >= 0 && (uint32_t)m->peer < e->cfg.max_conns &&
+	    t->by_peer[m->peer])
+		conn_kick(t->by_peer[m->peer]);
+	return r;
+}
+
 /* ------------------------------------------------------------------ */
 /* Engine / QP hooks                                                    */
 /* ------------------------------------------------------------------ */
@@ -2281,7 +2693,14 @@ static int mr_init(struct mroce_engine *e)
 	if (!t)
 		return -ENOMEM;
 	t->by_peer = calloc(e->cfg.max_conns, sizeof(*t->by_peer));
-	if (!t->by_peer) {
+	t->heap = calloc(e->cfg.max_conns, sizeof(*t->heap));
+	t->dirty = calloc(e->cfg.max_conns, sizeof(*t->dirty));
+	t->work = calloc(e->cfg.max_conns, sizeof(*t->work));
+	if (!t->by_peer || !t->heap || !t->dirty || !t->work) {
+		free(t->by_peer);
+		free(t->heap);
+		free(t->dirty);
+		free(t->work);
 		free(t);
 		return -ENOMEM;
 	}
@@ -2302,6 +2721,9 @@ static void mr_fini(struct mroce_engine *e)
 		conn_free(e, mroce_container_of(t->conns.next, struct mr_conn,
 						link));
 	free(t->by_peer);
+	free(t->heap);
+	free(t->dirty);
+	free(t->work);
 	free(t);
 }
 
@@ -2333,14 +2755,16 @@ static void mr_qp_destroy(struct mroce_engine *e, struct mroce_qp *qp)
 	qp_rx_clear(qp);
 	mroce_list_del(&qp->conn_link);
 	mroce_list_del(&qp->sched);
+	if (QP(qp)->conn)
+		conn_kick(QP(qp)->conn);
 	free(qp->tp);
 	qp->tp = NULL;
 }
 
-static int mr_qp_modify(struct mroce_engine *e, struct mroce_qp *qp,
-			enum mroce_qp_state old,
-			const struct mroce_qp_attr *attr, uint32_t mask,
-			uint64_t now)
+static int mr_qp_modify_one(struct mroce_engine *e, struct mroce_qp *qp,
+			    enum mroce_qp_state old,
+			    const struct mroce_qp_attr *attr, uint32_t mask,
+			    uint64_t now)
 {
 	struct mr_qp *q = QP(qp);
 	struct mr_conn *c;
@@ -2382,6 +2806,18 @@ static int mr_qp_modify(struct mroce_engine *e, struct mroce_qp *qp,
 	}
 }
 
+static int mr_qp_modify(struct mroce_engine *e, struct mroce_qp *qp,
+			enum mroce_qp_state old,
+			const struct mroce_qp_attr *attr, uint32_t mask,
+			uint64_t now)
+{
+	int r = mr_qp_modify_one(e, qp, old, attr, mask, now);
+
+	if (qp->tp && QP(qp)->conn)
+		conn_kick(QP(qp)->conn);
+	return r;
+}
+
 static int mr_post_send(struct mroce_engine *e, struct mroce_qp *qp,
 			struct mroce_wqe *w, uint64_t now)
 {
@@ -2390,13 +2826,17 @@ static int mr_post_send(struct mroce_engine *e, struct mroce_qp *qp,
 	if (c && c->state == MR_CONN_IDLE)
 		hs_start(e, c, now);
 	qp_kick(qp);
+	if (c)
+		conn_kick(c);
 	return 0;
 }
 
 static void mr_post_recv(struct mroce_engine *e, struct mroce_qp *qp)
 {
-	if (QP(qp)->conn)
+	if (QP(qp)->conn) {
 		rx_deliver(e, qp);	/* a WRITE_IMM may wait for it */
+		conn_kick(QP(qp)->conn);
+	}
 }
 
 static int mr_path_info(const struct mroce_engine *e, int peer, int idx,

@@ -27,6 +27,10 @@
 #define MR_HS_RTO_NS	1000000ull /* first handshake retransmit, 1 ms */
 #define MR_COOKIE_LIFE_MS 2000	/* CHALLENGE cookies expire after 2 s */
 #define MR_FAIR_EPOCH_NS 100000ull /* fair-share sender counting epoch */
+#define MR_SWEEP_NS	1000000ull /* recompute every due time this often */
+#define MR_FIRST_FLIGHT	2	/* packets in flight before the first hint */
+#define MR_PTO_SLACK_NS	2000	/* PTO = 2 srtt + this */
+#define MR_RTXQ		16	/* retransmissions tracked per path */
 
 /* Transmit entry flags (top byte of qpn_fl). */
 #define TXE_USED	0x80
@@ -78,6 +82,8 @@ struct mr_cc {
 	uint32_t cwnd;		/* packets << 8 */
 	uint32_t ssthresh;	/* packets << 8 */
 	uint64_t last_cut;	/* ns of the last multiplicative decrease */
+	uint64_t period_end;	/* ns: end of the current delay period */
+	uint32_t rtt_lo;	/* smallest RTT sample (us) of the period */
 	uint32_t ce_acks;	/* ACKs with CE since last path check */
 	uint32_t acks;		/* ACKs since last path check */
 	uint32_t losses;	/* losses since last path check */
@@ -89,6 +95,7 @@ struct mr_path {
 	uint16_t sport;
 	uint8_t gen;
 	uint8_t probed;		/* PROBE sent, no progress since */
+	uint8_t probation;	/* rerolled: no data until a PROBE answers */
 	uint32_t next_psn;	/* next new PSN */
 	uint32_t una;		/* oldest PSN that may be unacknowledged */
 	uint32_t loss_scan;	/* PSNs below were checked for loss */
@@ -101,6 +108,18 @@ struct mr_path {
 	uint32_t probe_ts;	/* its tsval */
 	uint64_t deadline;	/* PTO/RTO, 0 = idle */
 	uint64_t hold_until;	/* RNR hold expiry of held entries */
+	uint64_t last_ack;	/* ns of the last newly acknowledged PSN */
+	/* Retransmissions in flight, oldest first: low 16 bits of {psn,
+	 * next_psn when it was resent} (both lie within MR_PATH_WIN of
+	 * una). The path is FIFO, so once dupthresh PSNs sent after it are
+	 * acknowledged a missing retransmission is lost as well (without
+	 * this only a timeout would find it, and PTO is re-armed by every
+	 * ACK of a busy path). A full queue forgets its oldest: the PTO
+	 * remains for it. */
+	uint16_t rtxq[MR_RTXQ][2];
+	uint8_t rtx_head, rtx_n;
+	uint32_t rtx_total;	/* retransmissions ever queued */
+	uint32_t probe_rtx;	/* rtx_total when the PROBE left */
 	uint64_t tx_pkts, retransmits, ce_marks;
 	uint8_t want_probe;	/* send a PROBE */
 	uint8_t want_reroll;	/* send PATH_REROLL (reason) */
@@ -149,6 +168,8 @@ struct mr_conn {
 	uint8_t want_accept;	/* responder: (re)send ACCEPT */
 	uint64_t hs_deadline;
 	uint32_t backoff;	/* consecutive RTOs without progress */
+	uint64_t last_ack;	/* ns of the last progress on any path */
+	uint32_t last_tsecr;	/* newest send time (us) acknowledged */
 	uint64_t hold_until;	/* latest RNR hold of any message */
 
 	/* pacing / fair share */
@@ -169,6 +190,13 @@ struct mr_conn {
 
 	struct mroce_list qps;		/* QPs (streams) of this conn */
 	struct mroce_list sched;	/* QPs with new data to send */
+	/* timer heap (see struct mr_engine) */
+	uint64_t due;		/* ns: earliest instant with work; MAX: none */
+	uint64_t tdue;		/* ns: earliest timer (conn_tick) */
+	uint64_t dseq;		/* tie-break: order of the last update */
+	uint32_t hidx;		/* position in t->heap + 1; 0: not in it */
+	uint8_t dirty;		/* on t->dirty: `due` must be recomputed */
+	uint8_t txsent;		/* sent data in this tx() call */
 	struct mroce_list link;		/* on t->conns (all conns) */
 	struct mroce_list alink;	/* on t->active while not idle */
 	struct mr_engine *eng;
@@ -235,9 +263,18 @@ struct mr_engine {
 	uint32_t nconns;
 	uint64_t fair_epoch;		/* receiver fair-share epoch number */
 	uint64_t fair_epoch_start;
+	uint64_t fair_epoch_len;	/* ns; adapts to the sender count */
 	uint32_t active_now, active_prev;
-	uint64_t last_tick;		/* `now` of the last timer run */
-	bool ticked;
+	/* Timers in O(log n): each connection's earliest due instant
+	 * (timer, pending ACK, data ready to send) in a min-heap keyed by
+	 * (due, dseq). Every call that may change a connection marks it
+	 * dirty (conn_kick) and recomputes its `due` before returning, so
+	 * next_timer() is the heap top and tick()/tx() visit only the
+	 * connections that are due. `work` holds those during a call. */
+	struct mr_conn **heap, **dirty, **work;
+	uint32_t nheap, ndirty;
+	uint64_t hseq;
+	uint64_t last_sweep;		/* last full recompute (safety net) */
 	struct mr_hsreply hsq[MR_HSQ];
 	uint32_t hs_head, nhs;
 };
@@ -253,6 +290,8 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  uint32_t rtt_us, uint64_t now);
 void mr_cc_on_loss(struct mroce_engine *e, struct mr_path *p, uint64_t now);
 void mr_cc_on_timeout(struct mroce_engine *e, struct mr_path *p);
+/* Path rerolled after it fell silent: probe it with a minimal window. */
+void mr_cc_on_reroll(struct mroce_engine *e, struct mr_path *p);
 /* Packets the path may still put in flight (0 = none). */
 uint32_t mr_cc_room(const struct mr_path *p);
 uint32_t mr_cc_cwnd_pkts(const struct mr_path *p);
