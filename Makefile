@@ -72,6 +72,9 @@ FUZZ_BINS := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 CHECK_BIN := $(BUILD)/tests/mroce_check
 
 .PHONY: all check deps fuzz help clean config-check tests-build demo
+# Keep every intermediate file (objects reached through pattern rules),
+# so a second make does not rebuild them.
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: config-check $(BPF_SKELS) $(LIB_A) $(TOOL_BINS)
