@@ -1541,6 +1541,83 @@ START_TEST(spray__moves_traffic_off_congested_path)
 }
 END_TEST
 
+/* A fabric of four planes of a quarter of the line rate each, ECMP by
+ * source port: the connection's first eight ports all hash onto planes
+ * 0-2 (plane 3 gets none); any later port hashes onto one of the four.
+ * Each plane is a FIFO queue (marking CE above 2 us) that the filter
+ * models itself: it queues the packet at its departure time and tells
+ * the pump to drop the original. */
+struct planes {
+	uint16_t sport0[8];
+	uint64_t free_at[4];
+	uint64_t pkts[4];
+	uint64_t bps;
+};
+
+static int plane_of(const struct planes *pl, uint16_t sport)
+{
+	for (int i = 0; i < 8; i++)
+		if (pl->sport0[i] == sport)
+			return i % 3;
+	return (int)(((sport * 2654435761u) >> 16) % 4);
+}
+
+static enum pump_verdict plane_queue(struct pump *p, int src, int dst,
+				     const struct mroce_tx_pkt *t,
+				     const struct mroce_mr_pkt *pk)
+{
+	struct planes *pl = p->ctx;
+	uint64_t start;
+	int k;
+
+	if (src != 0)
+		return PUMP_PASS;
+	k = plane_of(pl, t->sport);
+	start = pl->free_at[k] > p->now ? pl->free_at[k] : p->now;
+	pl->free_at[k] = start + (uint64_t)(t->len + 64) * 8000000000ull /
+					 pl->bps;
+	pl->pkts[k]++;
+	pump_enqueue(p, src, dst, t, pl->free_at[k] + p->delay,
+		     start - p->now > 2000 && t->ect);
+	return PUMP_DROP;
+}
+
+/* Exploration: with one plane empty the connection, window-limited and
+ * well below its line rate, rerolls paths until one lands on the empty
+ * plane, which then carries a fair part of the data. Without it no
+ * packet ever crosses plane 3. */
+START_TEST(path_explore__finds_the_empty_plane)
+{
+	struct pair s;
+	struct planes pl = { .bps = 25000000000ull };
+	struct mroce_path_info pi;
+	size_t len = 8 << 20;
+	uint64_t total = 0;
+
+	pair_setup(&s, 2 * len);
+	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
+							s.p.peer[0][1], i, &pi),
+				 0);
+		pl.sport0[i] = pi.sport;
+	}
+	s.p.filter = plane_queue;
+	s.p.ctx = &pl;
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
+			      (uint32_t)len),
+			 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	for (int k = 0; k < 4; k++)
+		total += pl.pkts[k];
+	ck_assert_uint_ge(stats(&s, 0).path_rerolls, 1);
+	ck_assert_uint_gt(pl.pkts[3] * 10, total);
+	pair_fini(&s);
+}
+END_TEST
+
 struct lossy {
 	uint16_t sport;
 	uint64_t x;
@@ -1861,6 +1938,7 @@ Suite *engine_metaroce_suite(void)
 	tcase_add_test(tc, next_timer__never_when_quiet_and_now_after_post);
 	tcase_add_test(tc, path__reroll_probation_keeps_data_off_unproven_port);
 	tcase_add_test(tc, spray__moves_traffic_off_congested_path);
+	tcase_add_test(tc, path_explore__finds_the_empty_plane);
 	tcase_add_test(tc, path__lossy_path_rerolled);
 	tcase_add_test(tc, path__receiver_paused_then_resumed_completes);
 	tcase_add_test(tc, psn__wraps_at_2_32);

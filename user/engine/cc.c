@@ -123,6 +123,27 @@ void mr_cc_on_reroll(struct mroce_engine *e, struct mr_path *p)
 	p->cc.cwnd = CC_MIN;
 }
 
+void mr_cc_on_explore(struct mroce_engine *e, const struct mr_conn *c,
+		      struct mr_path *p)
+{
+	uint64_t sum = 0;
+	uint32_t n = 0;
+
+	/* Moved off a live plane to find a better one, not away from a
+	 * dead one: once its PROBE answers (probation) it starts with its
+	 * siblings' mean window, so that landing on an idle plane pays at
+	 * once rather than after a ramp from one packet. */
+	for (int i = 0; i < c->npaths; i++) {
+		if (&c->path[i] == p || c->path[i].probation)
+			continue;
+		sum += c->path[i].cc.cwnd;
+		n++;
+	}
+	p->cc.cwnd = n ? (uint32_t)(sum / n) : CC_INIT;
+	if (p->cc.cwnd < CC_MIN)
+		p->cc.cwnd = CC_MIN;
+}
+
 uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
 		    uint64_t now)
 {

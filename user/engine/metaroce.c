@@ -1119,6 +1119,7 @@ static void lose_entry(struct mroce_engine *e, struct mr_conn *c,
 	p->nlost++;
 	p->cc.losses++;
 	mr_cc_on_loss(e, p, now);
+	c->explore_lost++;
 }
 
 /* Was entry t retransmitted after the path's last PROBE left? Then the
@@ -1139,6 +1140,9 @@ static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
 			return true;
 	return false;
 }
+
+static void path_explore(struct mroce_engine *e, struct mr_conn *c,
+			 uint64_t now);
 
 static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		   const struct mroce_mr_pkt *pk, uint64_t now)
@@ -1289,6 +1293,8 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 				p->min_rtt_us = rtt;
 		}
 		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
+		c->explore_acked += newly;
+		p->explore_acked += newly;
 		p->last_ack = c->last_ack = now;
 		if (pk->ack.tsecr &&
 		    (!c->last_tsecr ||
@@ -1297,6 +1303,7 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		p->probed = 0;
 		c->backoff = 0;
 		path_arm(e, c, p, now);
+		path_explore(e, c, now);
 	}
 }
 
@@ -2239,6 +2246,120 @@ static void path_probation(struct mroce_engine *e, struct mr_conn *c,
 						      path_rto(e, c, p));
 }
 
+/* REPS-style path exploration. Random source ports may hash several paths
+ * onto one plane and none onto another: the connection then queues on the
+ * planes it has while one idles, its windows shrink to what those planes
+ * carry, and no path choice can fix that (the RTTs look alike: the CC
+ * keeps every queue short). What shows it is the rate: the connection has
+ * data waiting for a window, may send at the full line rate (alone at the
+ * receiver; an incast's bottleneck is the downlink, which no port avoids),
+ * and yet delivers well below it. Then, every few round trips, re-roll its
+ * worst path (the one that delivered least: the most crowded plane); a
+ * port that lands on the idle plane drains fast and the fewest-in-flight
+ * choice moves load onto it. Exploration stops as soon as
+ * the rate is reached, and backs off when rerolls keep failing (a fabric
+ * slower than the NIC, which no port fixes). A rerolled path goes through
+ * probation like one that fell silent. */
+static void explore_restart(struct mr_conn *c, uint64_t now, uint8_t fl)
+{
+	c->explore_start = now;
+	c->explore_acked = 0;
+	c->explore_lost = 0;
+	c->explore_fl = fl;
+	for (int i = 0; i < c->npaths; i++)
+		c->path[i].explore_acked = 0;
+}
+
+/* The path to move: the one that delivered least in the interval (its
+ * plane is the most crowded), not the last one moved (its window is
+ * still growing). -1 while a rerolled path is unproven: one exploration
+ * at a time. */
+static int explore_victim(const struct mr_conn *c)
+{
+	uint32_t least = 0;
+	int worst = -1;
+
+	for (int i = 0; i < c->npaths; i++) {
+		const struct mr_path *p = &c->path[i];
+
+		if (p->probation || p->want_reroll || !p->srtt_us)
+			return -1;
+		if (i + 1 == c->explore_last)
+			continue;
+		if (worst < 0 || p->explore_acked < least) {
+			worst = i;
+			least = p->explore_acked;
+		}
+	}
+	return worst;
+}
+
+/* A plane died (a path fell silent): the fabric lost capacity, which no
+ * port wins back, and a rerolled port may land on the dead plane (another
+ * probation). Explore at the slowest pace until the rate is reached. */
+static void explore_quiet(struct mr_conn *c)
+{
+	if (c->explore_fails < MR_EXPLORE_TRIES * MR_EXPLORE_MAX_SHIFT)
+		c->explore_fails = MR_EXPLORE_TRIES * MR_EXPLORE_MAX_SHIFT;
+}
+
+static void path_explore(struct mroce_engine *e, struct mr_conn *c,
+			 uint64_t now)
+{
+	uint64_t ival, rate, link = e->cfg.link_bps;
+	uint32_t srtt_max = 0;
+	uint8_t fl = c->explore_fl;
+	int worst;
+
+	/* An ACK that finds the pacer ready and data waiting: the windows,
+	 * not the rate, held the data back. */
+	if (mroce_list_empty(&c->sched))
+		c->explore_fl |= MR_EXPLORE_IDLE;
+	else if (c->next_send <= now)
+		c->explore_fl |= MR_EXPLORE_BLOCKED;
+	for (int i = 0; i < c->npaths; i++)
+		if (c->path[i].srtt_us > srtt_max)
+			srtt_max = c->path[i].srtt_us;
+	ival = (uint64_t)MR_EXPLORE_RTTS * srtt_max * 1000
+	       << (c->explore_fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT ?
+		   c->explore_fails / MR_EXPLORE_TRIES : MR_EXPLORE_MAX_SHIFT);
+	if (!c->explore_start || now - c->explore_start > 4 * ival) {
+		/* First ACK, or the connection slept: start afresh. */
+		explore_restart(c, now, 0);
+		return;
+	}
+	if (now - c->explore_start < ival)
+		return;
+	rate = (uint64_t)c->explore_acked * c->mtu * 8 * 1000000000ull /
+	       (now - c->explore_start);
+	/* The first interval holds the rate's ramp: not a measurement.
+	 * Nor is one with more than 2% loss: the rate went to recovery,
+	 * which every plane has, not to a crowded plane. */
+	if (!(fl & MR_EXPLORE_WARM) || c->npaths < 2 ||
+	    c->explore_lost * 50 > c->explore_acked ||
+	    mr_cc_rate(e, c, now) < link || (fl & MR_EXPLORE_IDLE) ||
+	    !(fl & MR_EXPLORE_BLOCKED)) {
+		explore_restart(c, now, MR_EXPLORE_WARM);
+		return;
+	}
+	/* Payload rate; a balanced connection reaches ~93% of the line. */
+	if (rate >= link / 100 * 85) {
+		c->explore_fails = 0;
+		explore_restart(c, now, MR_EXPLORE_WARM);
+		return;
+	}
+	worst = explore_victim(c);
+	explore_restart(c, now, MR_EXPLORE_WARM);
+	if (worst < 0)
+		return;
+	if (c->explore_fails < UINT8_MAX)
+		c->explore_fails++;
+	c->explore_last = (uint8_t)(worst + 1);
+	path_retire(e, c, worst, MROCE_REROLL_ECN, false);
+	path_probation(e, c, &c->path[worst], now);
+	mr_cc_on_explore(e, c, &c->path[worst]);
+}
+
 static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 		       uint64_t now)
 {
@@ -2270,6 +2391,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			/* Idle, unless a probation probe went unanswered:
 			 * then try another port. */
 			if (p->probation) {
+				explore_quiet(c);
 				path_retire(e, c, slot, MROCE_REROLL_TIMEOUT,
 					    false);
 				path_probation(e, c, p, now);
@@ -2285,6 +2407,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			 * window until it proves itself. With a handful in
 			 * flight a tail loss is likelier than a dead plane:
 			 * then one probe goes first. */
+			explore_quiet(c);
 			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, false);
 			path_probation(e, c, p, now);
 			return;
@@ -2309,6 +2432,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			 * (a lossy path would have answered one of them). */
 			e->stats.rto_fires++;
 			c->backoff++;
+			explore_quiet(c);
 			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, true);
 			return;
 		}

@@ -31,6 +31,12 @@
 #define MR_FIRST_FLIGHT	2	/* packets in flight before the first hint */
 #define MR_PTO_SLACK_NS	2000	/* PTO = 2 srtt + this */
 #define MR_RTXQ		16	/* retransmissions tracked per path */
+#define MR_EXPLORE_RTTS	4	/* round trips per exploration interval */
+#define MR_EXPLORE_TRIES 8	/* failed explorations per interval doubling */
+#define MR_EXPLORE_MAX_SHIFT 6	/* interval backs off to x64 at most */
+#define MR_EXPLORE_BLOCKED 0x01	/* data waited for a window */
+#define MR_EXPLORE_IDLE	0x02	/* nothing to send (application-limited) */
+#define MR_EXPLORE_WARM	0x04	/* past the first interval */
 
 /* Transmit entry flags (top byte of qpn_fl). */
 #define TXE_USED	0x80
@@ -121,6 +127,7 @@ struct mr_path {
 	uint32_t rtx_total;	/* retransmissions ever queued */
 	uint32_t probe_rtx;	/* rtx_total when the PROBE left */
 	uint64_t tx_pkts, retransmits, ce_marks;
+	uint32_t explore_acked;	/* packets acked in the exploration interval */
 	uint8_t want_probe;	/* send a PROBE */
 	uint8_t want_reroll;	/* send PATH_REROLL (reason) */
 	uint8_t old_gen;
@@ -171,6 +178,13 @@ struct mr_conn {
 	uint64_t last_ack;	/* ns of the last progress on any path */
 	uint32_t last_tsecr;	/* newest send time (us) acknowledged */
 	uint64_t hold_until;	/* latest RNR hold of any message */
+	/* path exploration (metaroce.c, path_explore) */
+	uint64_t explore_start;	/* ns: start of the measuring interval */
+	uint32_t explore_acked;	/* packets newly acknowledged in it */
+	uint32_t explore_lost;	/* packets declared lost in it */
+	uint8_t explore_fails;	/* explorations without a better rate */
+	uint8_t explore_fl;	/* MR_EXPLORE_* seen in the interval */
+	uint8_t explore_last;	/* slot + 1 of the last path explored */
 
 	/* pacing / fair share */
 	uint64_t next_send;	/* ns: pacing */
@@ -292,6 +306,9 @@ void mr_cc_on_loss(struct mroce_engine *e, struct mr_path *p, uint64_t now);
 void mr_cc_on_timeout(struct mroce_engine *e, struct mr_path *p);
 /* Path rerolled after it fell silent: probe it with a minimal window. */
 void mr_cc_on_reroll(struct mroce_engine *e, struct mr_path *p);
+/* Path rerolled to explore for a less loaded plane (path_explore). */
+void mr_cc_on_explore(struct mroce_engine *e, const struct mr_conn *c,
+		      struct mr_path *p);
 /* Packets the path may still put in flight (0 = none). */
 uint32_t mr_cc_room(const struct mr_path *p);
 uint32_t mr_cc_cwnd_pkts(const struct mr_path *p);
