@@ -71,10 +71,14 @@ TEST_HELPER_BINS := $(addprefix $(BUILD)/tests/,$(TEST_BINS))
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 CHECK_BIN := $(BUILD)/tests/mroce_check
 
+# Objects reached only through pattern rules are intermediates to make,
+# which would delete them after each build and rebuild them next time.
+.SECONDARY: $(BPF_OBJS) \
+	$(call obj_rel,$(foreach t,$(TOOLS),$($(t)_SRCS))) \
+	$(call obj_san,$(foreach t,$(TEST_BINS),$($(t)_SRCS))) \
+	$(call obj_fuzz,$(foreach t,$(FUZZERS),$($(t)_SRC)))
+
 .PHONY: all check deps fuzz help clean config-check tests-build demo
-# Keep every intermediate file (objects reached through pattern rules),
-# so a second make does not rebuild them.
-.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: config-check $(BPF_SKELS) $(LIB_A) $(TOOL_BINS)
