@@ -40,6 +40,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include "mroce/codec.h"
 #include "../../bpf/fabric.h"
 #include "fabric_xsk_rx.skel.h"
 
@@ -182,52 +183,27 @@ static int if_mac(const char *ifname, uint8_t mac[6])
 	return 0;
 }
 
-static uint16_t ip_csum(const uint8_t *h)
-{
-	uint32_t s = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
 /* Ethernet + IPv4 (DF, TTL 64, ECT(0)) + UDP (checksum 0) + pattern. */
-static void build_frame(uint8_t *f, const uint8_t smac[6],
+static void build_frame(uint8_t *f, size_t cap, const uint8_t smac[6],
 			const uint8_t dmac[6], uint32_t saddr, uint32_t daddr,
 			uint16_t sport, uint16_t dport, int size)
 {
-	uint8_t *ip = f + 14, *udp = ip + 20;
-	uint16_t tot = (uint16_t)(20 + 8 + size), ulen = (uint16_t)(8 + size);
-	uint16_t c;
+	struct mroce_frame_spec spec = {
+		.vlan = -1,
+		.l3 = { .family = AF_INET, .tos = 0x02, .ttl = 64 },
+		.sport = sport,
+		.dport = dport,
+	};
+	size_t hl;
 
-	memcpy(f, dmac, 6);
-	memcpy(f + 6, smac, 6);
-	f[12] = 0x08;
-	f[13] = 0x00;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[1] = 0x02;
-	ip[2] = (uint8_t)(tot >> 8);
-	ip[3] = (uint8_t)tot;
-	ip[6] = 0x40;
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, &saddr, 4);
-	memcpy(ip + 16, &daddr, 4);
-	c = ip_csum(ip);
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	udp[0] = (uint8_t)(sport >> 8);
-	udp[1] = (uint8_t)sport;
-	udp[2] = (uint8_t)(dport >> 8);
-	udp[3] = (uint8_t)dport;
-	udp[4] = (uint8_t)(ulen >> 8);
-	udp[5] = (uint8_t)ulen;
-	udp[6] = udp[7] = 0;
+	memcpy(spec.dmac, dmac, 6);
+	memcpy(spec.smac, smac, 6);
+	memcpy(spec.l3.src, &saddr, 4);
+	memcpy(spec.l3.dst, &daddr, 4);
+	hl = mroce_frame_hdr_len(&spec);
 	for (int i = 0; i < size; i++)
-		udp[8 + i] = (uint8_t)i;
+		f[hl + i] = (uint8_t)i;
+	mroce_frame_build(&spec, (size_t)size, f, cap);
 }
 
 struct xsk {
@@ -356,8 +332,9 @@ static int xdp_tx(const struct opts *o, struct result *r)
 	for (uint32_t i = 0; i < nslots; i++) {
 		uint64_t a = i * slot_bytes;
 
-		build_frame(xsk_umem__get_data(x.area, a), smac, dmac, saddr,
-			    daddr, (uint16_t)(o->sport + i % o->flows),
+		build_frame(xsk_umem__get_data(x.area, a), slot_bytes, smac,
+			    dmac, saddr, daddr,
+			    (uint16_t)(o->sport + i % o->flows),
 			    (uint16_t)o->dport, o->size);
 		freel[nfree++] = a;
 	}
