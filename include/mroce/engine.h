@@ -54,6 +54,15 @@ struct mroce_engine_cfg {
 	uint32_t rto_min_us;	/* default 200 */
 	uint8_t retry_cnt;	/* retries before RETRY_EXC_ERR (default 7) */
 	uint8_t rnr_retry;	/* RNR retries, 7 = infinite (default 7) */
+	uint32_t jitter_us;	/* MetaRoCE: RTT variation (us) that is not
+				 * queueing: the endpoints' own timing noise.
+				 * The CC's delay target and the loss timers
+				 * allow for it, and path exploration is off
+				 * (the CPU, not the planes, limits the
+				 * rate). 0: hardware-like endpoints (1 us).
+				 * Software endpoints (kernel UDP, AF_XDP)
+				 * set it: libmroce uses MRV_SW_JITTER_US;
+				 * see docs/engine.md */
 };
 
 /* Fill defaults for every zero field. */
@@ -94,6 +103,13 @@ struct mroce_mr {
 
 int mroce_reg_mr(struct mroce_engine *e, void *addr, size_t len,
 		 uint32_t access, struct mroce_mr *out);
+/* Like mroce_reg_mr(), but the region is known to SGEs and to peers by the
+ * I/O virtual address `iova` (ibverbs' reg_mr_iova): a byte at iova + k is
+ * stored at addr + k in this process. The daemon registers memory that an
+ * application mapped at another address this way (iova = the
+ * application's address). out->addr is the iova. */
+int mroce_reg_mr_iova(struct mroce_engine *e, void *addr, size_t len,
+		      uint64_t iova, uint32_t access, struct mroce_mr *out);
 int mroce_dereg_mr(struct mroce_engine *e, uint32_t lkey);
 
 /* Returns a CQ id >= 0 or -errno. depth = max unpolled completions; an
@@ -298,6 +314,42 @@ struct mroce_path_info {
  * is the QP's fixed port. Returns -ENOENT past the last path. */
 int mroce_engine_path_info(const struct mroce_engine *e, int peer, int idx,
 			   struct mroce_path_info *out);
+
+/* ------------------------------------------------------------------ */
+/* Events for the I/O layer                                             */
+/* ------------------------------------------------------------------ */
+/*
+ * What the framing layer must know to steer packets (the AF_XDP backend's
+ * XDP `conns` map): a MetaRoCE connection's local id becomes valid or
+ * invalid, a RoCEv2 QP starts or stops receiving. The engine queues an
+ * event at the moment the state changes and never drops one (the queue
+ * grows; allocation happens only on these control-path changes). The I/O
+ * layer drains the queue after every engine call that can change it and
+ * BEFORE transmitting what that call produced, so a peer can never answer
+ * a connection id that is not yet registered.
+ */
+enum mroce_engine_event_type {
+	MROCE_EV_CONN_UP = 1,	/* MetaRoCE: packets with conn_id `id` are
+				 * ours from now on; peer_id is the id the
+				 * peer expects (0 until known: a second
+				 * CONN_UP with the same id updates it) */
+	MROCE_EV_CONN_DOWN = 2,	/* MetaRoCE: conn `id` is gone */
+	MROCE_EV_QP_UP = 3,	/* RoCEv2: QP `id` receives (reached RTR) */
+	MROCE_EV_QP_DOWN = 4,	/* RoCEv2: QP `id` destroyed or reset */
+};
+
+struct mroce_engine_event {
+	uint8_t type;		/* enum mroce_engine_event_type */
+	int peer;		/* engine peer id */
+	uint32_t id;		/* local conn_id (MetaRoCE) or QPN (RoCEv2) */
+	uint32_t peer_id;	/* MetaRoCE: the peer's conn_id, else 0 */
+	uint32_t slot;		/* MetaRoCE: a small dense index < max_conns
+				 * (rx_state/scoreboard slot), else 0 */
+};
+
+/* Takes the oldest event: 1 when *ev was filled, 0 when none is queued. */
+int mroce_engine_poll_event(struct mroce_engine *e,
+			    struct mroce_engine_event *ev);
 
 /* Bytes of engine memory per connection (for the scale report). */
 size_t mroce_engine_conn_mem(const struct mroce_engine *e);

@@ -171,6 +171,8 @@ enum mroce_sim_op {
 	MROCE_SIM_OP_SEND = 1,	/* SEND into posted receives */
 };
 
+struct mroce_sim;
+
 struct mroce_sim_cfg {
 	struct mroce_sim_net_cfg net;	/* nhosts/nleaves/host_leaf: set by
 					 * the sim from senders/shared_leaf */
@@ -196,6 +198,13 @@ struct mroce_sim_cfg {
 				 * message fault_msg before it is checked
 				 * (< 0: off), proving the checker works */
 	uint64_t seed;
+	/* Telemetry (optional): called every trace_ns of virtual time
+	 * while the run lasts, before the first event at or after that
+	 * instant. It may read engines (mroce_sim_engine) but must not
+	 * change anything: a traced run has the same digest. */
+	uint64_t trace_ns;
+	void (*trace)(void *arg, struct mroce_sim *s, uint64_t now);
+	void *trace_arg;
 };
 
 void mroce_sim_cfg_default(struct mroce_sim_cfg *cfg);

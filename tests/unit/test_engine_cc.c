@@ -84,6 +84,48 @@ START_TEST(mr_cc_on_ack__delay_decrease_proportional_to_excess)
 }
 END_TEST
 
+/* cfg.jitter_us (software endpoints): RTT samples up to base + jitter
+ * are scheduling noise, not queueing: the window grows on them and is not
+ * cut at the end of the round trip; above it the usual decrease holds. */
+START_TEST(mr_cc_on_ack__jitter_floor_is_not_queueing)
+{
+	struct mroce_engine_cfg cfg = { .seed = 1,
+					.link_bps = 100000000000ull,
+					.jitter_us = 300 };
+	struct mroce_engine *e, *plain = mk();
+	struct mr_path p = { .srtt_us = 30, .min_rtt_us = 30 };
+	struct mr_path q = { .srtt_us = 30, .min_rtt_us = 30 };
+	uint32_t w0;
+
+	ck_assert_int_eq(mroce_engine_create(&cfg, &e), 0);
+	mr_cc_init(e, &p);
+	mr_cc_init(plain, &q);
+	p.cc.cwnd = q.cc.cwnd = 100 * 256;
+	/* a sample at the base opens a round trip (period) on both */
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 30, 1000);
+	mr_cc_on_ack(plain, NULL, &q, 2, 0, 30, 1000);
+	w0 = p.cc.cwnd;
+	ck_assert_uint_eq(q.cc.cwnd, w0);
+	/* 250 us over the base: growth with the floor, hold without */
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 280, 2000);
+	mr_cc_on_ack(plain, NULL, &q, 2, 0, 280, 2000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
+	ck_assert_uint_eq(q.cc.cwnd, w0);
+	/* the round trip ends with the same samples: only plain cuts */
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 280, 40000);
+	mr_cc_on_ack(plain, NULL, &q, 2, 0, 280, 40000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 2 * 256);
+	ck_assert_uint_lt(q.cc.cwnd, w0);
+	/* beyond base + jitter it is queueing again */
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 900, 50000);
+	mr_cc_on_ack(e, NULL, &p, 2, 0, 900, 90000);
+	ck_assert_uint_lt(p.cc.cwnd, w0);
+	mroce_engine_destroy(e);
+	mroce_engine_destroy(plain);
+}
+END_TEST
+
 /* Random loss without ECN or delay leaves the window alone; the floor,
  * the cap, timeout and reroll resets still hold. */
 START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
@@ -373,6 +415,7 @@ Suite *engine_cc_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, mr_cc_on_ack__four_quadrants);
 	tcase_add_test(tc, mr_cc_on_ack__delay_decrease_proportional_to_excess);
+	tcase_add_test(tc, mr_cc_on_ack__jitter_floor_is_not_queueing);
 	tcase_add_test(tc, mr_cc_on_loss__window_kept_floor_and_cap);
 	tcase_add_test(tc, mr_cc_fair_share__epoch_spans_paced_senders);
 	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);

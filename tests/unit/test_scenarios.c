@@ -262,6 +262,57 @@ START_TEST(scenario__byte_exact_and_live)
 }
 END_TEST
 
+struct trace_count {
+	uint64_t calls, last, paths_seen;
+	bool ordered;
+};
+
+static void count_trace(void *arg, struct mroce_sim *sim, uint64_t now)
+{
+	struct trace_count *t = arg;
+	struct mroce_path_info pi;
+
+	if (t->calls && now <= t->last)
+		t->ordered = false;
+	t->last = now;
+	t->calls++;
+	if (mroce_engine_path_info(mroce_sim_engine(sim, 1), 0, 0, &pi) == 0)
+		t->paths_seen++;
+}
+
+/* The telemetry hook (mroce_sim --trace-us) is called once per interval
+ * of virtual time, in order, can read the engines, and changes nothing:
+ * the traced run has the untraced run's digest and result. */
+START_TEST(sim_trace__periodic_and_read_only)
+{
+	struct mroce_sim_cfg c;
+	struct mroce_sim_result r0, r1;
+	struct mroce_sim *sim;
+	struct trace_count t = { .ordered = true };
+
+	base(&c, MROCE_TRANSPORT_METAROCE, 7);
+	s_loss1(&c, MROCE_TRANSPORT_METAROCE);
+	ck_assert_int_eq(mroce_sim_create(&c, &sim), 0);
+	ck_assert_int_eq(mroce_sim_run(sim, &r0), 0);
+	mroce_sim_destroy(sim);
+	c.trace = count_trace;
+	c.trace_arg = &t;
+	c.trace_ns = 10000;
+	ck_assert_int_eq(mroce_sim_create(&c, &sim), 0);
+	ck_assert_int_eq(mroce_sim_run(sim, &r1), 0);
+	mroce_sim_destroy(sim);
+	ck_assert_int_eq(r0.verdict, MROCE_SIM_OK);
+	ck_assert_int_eq(r1.verdict, MROCE_SIM_OK);
+	ck_assert_uint_eq(r1.digest, r0.digest);
+	ck_assert_uint_eq(r1.events, r0.events);
+	/* one call per 10 us up to the last event (the drain included) */
+	ck_assert_uint_ge(t.calls, r0.end_ns / 10000);
+	ck_assert_uint_le(t.calls, (r0.end_ns + c.drain_ns) / 10000 + 2);
+	ck_assert(t.ordered);
+	ck_assert_uint_gt(t.paths_seen, 0);
+}
+END_TEST
+
 MROCE_SUITE(scenarios_suite)
 Suite *scenarios_suite(void)
 {
@@ -271,6 +322,7 @@ Suite *scenarios_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, scenario__byte_exact_and_live, 0,
 			    NSCEN * 2 * NSEEDS);
+	tcase_add_test(tc, sim_trace__periodic_and_read_only);
 	suite_add_tcase(s, tc);
 	return s;
 }

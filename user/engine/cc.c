@@ -63,6 +63,11 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 	 * retransmission), and a backlog held in the sender is one a
 	 * retransmission overtakes. */
 	target = base + (base / 4 > 1 ? base / 4 : 1);
+	/* A software endpoint's RTT jitters by its scheduling (tens to
+	 * hundreds of us on a busy host): that is no queue, and reading it
+	 * as one shrank every window to a packet. */
+	if (target < base + e->cfg.jitter_us)
+		target = base + e->cfg.jitter_us;
 	high_delay = rtt_us && base && rtt_us > target;
 	if (rtt_us && (!p->cc.rtt_lo || rtt_us < p->cc.rtt_lo))
 		p->cc.rtt_lo = rtt_us;

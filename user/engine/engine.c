@@ -56,6 +56,9 @@ uint32_t mroce_rng_below(struct mroce_engine *e, uint32_t n)
 	return (uint32_t)(((uint64_t)mroce_rng_u32(e) * n) >> 32);
 }
 
+static void ev_qp_up(struct mroce_engine *e, struct mroce_qp *qp);
+static void ev_qp_down(struct mroce_engine *e, struct mroce_qp *qp, int peer);
+
 /* ------------------------------------------------------------------ */
 /* Create / destroy                                                     */
 /* ------------------------------------------------------------------ */
@@ -146,6 +149,7 @@ void mroce_engine_destroy(struct mroce_engine *e)
 	free(e->peers);
 	free(e->mrs);
 	free(e->qp_tab);
+	free(e->ev);
 	free(e);
 }
 
@@ -202,6 +206,13 @@ static uint32_t mr_new_key(struct mroce_engine *e, uint32_t idx)
 int mroce_reg_mr(struct mroce_engine *e, void *addr, size_t len,
 		 uint32_t access, struct mroce_mr *out)
 {
+	return mroce_reg_mr_iova(e, addr, len, (uint64_t)(uintptr_t)addr,
+				 access, out);
+}
+
+int mroce_reg_mr_iova(struct mroce_engine *e, void *addr, size_t len,
+		      uint64_t iova, uint32_t access, struct mroce_mr *out)
+{
 	struct mroce_mr_ent *m = NULL;
 	uint32_t idx;
 
@@ -211,7 +222,8 @@ int mroce_reg_mr(struct mroce_engine *e, void *addr, size_t len,
 	if ((access & MROCE_ACCESS_REMOTE_WRITE) &&
 	    !(access & MROCE_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if ((uint64_t)(uintptr_t)addr + len < (uint64_t)(uintptr_t)addr)
+	if ((uint64_t)(uintptr_t)addr + len < (uint64_t)(uintptr_t)addr ||
+	    iova + len < iova)
 		return -EINVAL;
 	for (idx = 0; idx < e->cfg.max_mrs; idx++) {
 		if (!e->mrs[idx].used) {
@@ -222,7 +234,8 @@ int mroce_reg_mr(struct mroce_engine *e, void *addr, size_t len,
 	if (!m)
 		return -ENOMEM;
 	m->used = true;
-	m->mr.addr = (uint64_t)(uintptr_t)addr;
+	m->mr.addr = iova;
+	m->base = addr;
 	m->mr.length = len;
 	m->mr.access = access;
 	m->mr.lkey = mr_new_key(e, idx);
@@ -300,20 +313,34 @@ enum mroce_mr_check mroce_rkey_check(const struct mroce_engine *e,
 	return MROCE_MRC_OK;
 }
 
+uint8_t *mroce_mr_ptr(const struct mroce_engine *e, uint32_t key, bool remote,
+		      uint64_t va)
+{
+	const struct mroce_mr_ent *m = mr_by_key(e, key, remote);
+
+	return m ? m->base + (va - m->mr.addr) : NULL;
+}
+
 uint8_t *mroce_wqe_local_ptr(const struct mroce_engine *e,
 			     const struct mroce_wqe *w, uint32_t off,
 			     uint32_t len, uint32_t need)
 {
 	const struct mroce_sge *s = &w->wr.sge;
 
+	uint8_t *p;
+
 	if ((uint64_t)off + len > s->length)
 		return NULL;
-	if (len == 0)
-		return (uint8_t *)(uintptr_t)(s->addr + off);
+	if (len == 0) {
+		/* Nothing is read or written: any non-NULL pointer will do,
+		 * and a zero-length SGE need not name a valid region. */
+		p = mroce_mr_ptr(e, s->lkey, false, s->addr + off);
+		return p ? p : (uint8_t *)(uintptr_t)(s->addr + off);
+	}
 	if (mroce_lkey_check(e, s->lkey, s->addr + off, len, need, NULL) !=
 	    MROCE_MRC_OK)
 		return NULL;
-	return (uint8_t *)(uintptr_t)(s->addr + off);
+	return mroce_mr_ptr(e, s->lkey, false, s->addr + off);
 }
 
 /* ------------------------------------------------------------------ */
@@ -560,6 +587,7 @@ int mroce_destroy_qp(struct mroce_engine *e, uint32_t qpn)
 	qp_tab_remove(e, qp);
 	e->cqs[qp->send_cq].nqps--;
 	e->cqs[qp->recv_cq].nqps--;
+	ev_qp_down(e, qp, qp->peer);
 	qp_free(e, qp);
 	return 0;
 }
@@ -797,6 +825,12 @@ int mroce_modify_qp(struct mroce_engine *e, uint32_t qpn,
 		mroce_qp_to_err(e, qp, now);
 		return 0;
 	}
+	/* RoCEv2: room for QP_UP and its later QP_DOWN, before changing
+	 * anything (an event is never dropped). */
+	if (cur == MROCE_QPS_INIT && nxt == MROCE_QPS_RTR && !qp->ev_up &&
+	    e->cfg.transport == MROCE_TRANSPORT_ROCEV2 &&
+	    mroce_ev_reserve(e, 2) < 0)
+		return -ENOMEM;
 	saved = *qp;
 	if (nxt == MROCE_QPS_RESET)
 		qp_reset(qp);
@@ -818,6 +852,11 @@ int mroce_modify_qp(struct mroce_engine *e, uint32_t qpn,
 			return err;
 		}
 	}
+	if (nxt == MROCE_QPS_RESET)
+		ev_qp_down(e, qp, saved.peer);
+	else if (cur == MROCE_QPS_INIT && nxt == MROCE_QPS_RTR &&
+		 e->cfg.transport == MROCE_TRANSPORT_ROCEV2)
+		ev_qp_up(e, qp);
 	return 0;
 }
 
@@ -1008,4 +1047,108 @@ size_t mroce_engine_conn_mem(const struct mroce_engine *e)
 	if (!e || !e->ops->conn_mem)
 		return 0;
 	return e->ops->conn_mem(e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events for the I/O layer                                             */
+/* ------------------------------------------------------------------ */
+/* Ring capacity at least `need` (a power of two); -ENOMEM otherwise. */
+static int ev_grow(struct mroce_engine *e, uint64_t need)
+{
+	struct mroce_engine_event *n;
+	uint64_t cap = e->ev_cap ? e->ev_cap : 16;
+
+	if (need <= e->ev_cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap > UINT32_MAX / 2 || cap > SIZE_MAX / sizeof(*n))
+		return -ENOMEM;
+	n = malloc((size_t)cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < e->ev_n; i++)
+		n[i] = e->ev[(e->ev_head + i) % e->ev_cap];
+	free(e->ev);
+	e->ev = n;
+	e->ev_cap = (uint32_t)cap;
+	e->ev_head = 0;
+	return 0;
+}
+
+int mroce_ev_reserve(struct mroce_engine *e, uint32_t k)
+{
+	return ev_grow(e, (uint64_t)e->ev_n + e->ev_owed + k);
+}
+
+static void ev_push(struct mroce_engine *e, uint8_t type, int peer,
+		    uint32_t id, uint32_t peer_id, uint32_t slot)
+{
+	/* Room was reserved; growing here is only a second chance. */
+	if (e->ev_n == e->ev_cap && ev_grow(e, (uint64_t)e->ev_n + 1) < 0)
+		return;
+	e->ev[(e->ev_head + e->ev_n) % e->ev_cap] =
+		(struct mroce_engine_event){
+			.type = type,
+			.peer = peer,
+			.id = id,
+			.peer_id = peer_id,
+			.slot = slot,
+		};
+	e->ev_n++;
+}
+
+void mroce_ev_conn_up(struct mroce_engine *e, int peer, uint32_t id,
+		      uint32_t slot)
+{
+	ev_push(e, MROCE_EV_CONN_UP, peer, id, 0, slot);
+	e->ev_owed += 2; /* its peer_id update and its CONN_DOWN */
+}
+
+void mroce_ev_conn_update(struct mroce_engine *e, int peer, uint32_t id,
+			  uint32_t peer_id, uint32_t slot)
+{
+	ev_push(e, MROCE_EV_CONN_UP, peer, id, peer_id, slot);
+	/* Keep room for a later update of this connection (after a new
+	 * handshake); this path cannot fail, so only try. */
+	(void)mroce_ev_reserve(e, 0);
+}
+
+void mroce_ev_conn_down(struct mroce_engine *e, int peer, uint32_t id,
+			uint32_t slot)
+{
+	ev_push(e, MROCE_EV_CONN_DOWN, peer, id, 0, slot);
+	e->ev_owed = e->ev_owed >= 2 ? e->ev_owed - 2 : 0;
+}
+
+static void ev_qp_up(struct mroce_engine *e, struct mroce_qp *qp)
+{
+	if (qp->ev_up)
+		return;
+	ev_push(e, MROCE_EV_QP_UP, qp->peer, qp->qpn, 0, 0);
+	qp->ev_up = true;
+	e->ev_owed++;
+}
+
+static void ev_qp_down(struct mroce_engine *e, struct mroce_qp *qp, int peer)
+{
+	if (!qp->ev_up)
+		return;
+	ev_push(e, MROCE_EV_QP_DOWN, peer, qp->qpn, 0, 0);
+	qp->ev_up = false;
+	if (e->ev_owed)
+		e->ev_owed--;
+}
+
+int mroce_engine_poll_event(struct mroce_engine *e,
+			    struct mroce_engine_event *ev)
+{
+	if (!e || !ev)
+		return -EINVAL;
+	if (!e->ev_n)
+		return 0;
+	*ev = e->ev[e->ev_head];
+	e->ev_head = (e->ev_head + 1) % e->ev_cap;
+	e->ev_n--;
+	return 1;
 }

@@ -131,7 +131,8 @@ static inline void mroce_list_del(struct mroce_list *n)
 /* Memory regions                                                       */
 /* ------------------------------------------------------------------ */
 struct mroce_mr_ent {
-	struct mroce_mr mr;
+	struct mroce_mr mr;	/* mr.addr is the iova peers and SGEs use */
+	uint8_t *base;		/* where byte mr.addr lives in this process */
 	bool used;
 };
 
@@ -230,6 +231,7 @@ struct mroce_qp {
 	struct mroce_list sched;	/* on e->sched when it has tx work */
 	struct mroce_list conn_link;	/* transport use (e.g. conn's QPs) */
 	void *tp;			/* transport-private per-QP state */
+	bool ev_up;			/* RoCEv2: QP_UP announced, no DOWN */
 };
 
 /* ------------------------------------------------------------------ */
@@ -303,6 +305,13 @@ struct mroce_engine {
 	struct mroce_list sched;	/* QPs with transmit work */
 	uint64_t now;			/* latest `now` seen by any call */
 	void *tp;			/* transport-global state */
+
+	/* Events for the I/O layer (mroce_engine_poll_event): a ring of
+	 * ev_cap entries, [ev_head, ev_head + ev_n) queued. ev_owed slots
+	 * are kept free for events that must not fail later (see
+	 * mroce_ev_reserve). */
+	struct mroce_engine_event *ev;
+	uint32_t ev_cap, ev_head, ev_n, ev_owed;
 };
 
 /* ------------------------------------------------------------------ */
@@ -330,6 +339,10 @@ enum mroce_mr_check mroce_rkey_check(const struct mroce_engine *e,
 
 /* Pointer to byte `off` of a WQE's local buffer, re-checking its lkey (the
  * MR may have been deregistered); NULL when no longer valid. */
+/* Where byte `va` of the region of `key` (an rkey when remote, else an
+ * lkey) lives in this process. Only after a successful key check. */
+uint8_t *mroce_mr_ptr(const struct mroce_engine *e, uint32_t key, bool remote,
+		      uint64_t va);
 uint8_t *mroce_wqe_local_ptr(const struct mroce_engine *e,
 			     const struct mroce_wqe *w, uint32_t off,
 			     uint32_t len, uint32_t need);
@@ -408,6 +421,31 @@ static inline enum mroce_wc_status mroce_mrc_wc(enum mroce_mr_check r)
 {
 	return r == MROCE_MRC_OK ? MROCE_WC_SUCCESS : MROCE_WC_REM_ACCESS_ERR;
 }
+
+/* ------------------------------------------------------------------ */
+/* Events for the I/O layer (engine.c)                                  */
+/* ------------------------------------------------------------------ */
+/*
+ * Never dropped: room for an event is reserved at a point that may still
+ * fail (creating the connection, the RTR transition), and every event that
+ * cannot fail later (the DOWN of something announced UP, a connection's
+ * peer_id update) has room kept for it from then on (ev_owed).
+ *
+ * mroce_ev_reserve(e, k): make room for k more events on top of what is
+ * owed; -ENOMEM (the caller fails its operation, nothing changed).
+ * A MetaRoCE connection: reserve 3 before creating it, then
+ * mroce_ev_conn_up() (uses 1, keeps 2 owed: one update and the DOWN),
+ * mroce_ev_conn_update() when the peer's id becomes known,
+ * mroce_ev_conn_down() when it is freed. slot = the connection's dense
+ * index (< cfg.max_conns).
+ */
+int mroce_ev_reserve(struct mroce_engine *e, uint32_t k);
+void mroce_ev_conn_up(struct mroce_engine *e, int peer, uint32_t id,
+		      uint32_t slot);
+void mroce_ev_conn_update(struct mroce_engine *e, int peer, uint32_t id,
+			  uint32_t peer_id, uint32_t slot);
+void mroce_ev_conn_down(struct mroce_engine *e, int peer, uint32_t id,
+			uint32_t slot);
 
 #define MROCE_STAT_INC(e, f) ((e)->stats.f++)
 #define MROCE_STAT_ADD(e, f, n) ((e)->stats.f += (n))

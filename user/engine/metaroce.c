@@ -121,8 +121,9 @@ static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 
 	p->sport = new_sport(e, c, slot);
 	p->next_psn = p->una = p->loss_scan = p->high_acked = isn;
+	p->coal_psn = isn;
 	p->inflight = p->nlost = p->nheld = 0;
-	p->probed = p->probation = 0;
+	p->probed = p->probation = p->tlp = p->moving = 0;
 	p->deadline = 0;
 	p->hold_until = 0;
 	p->srtt_us = p->rttvar_us = 0;
@@ -149,6 +150,8 @@ static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
 	struct mr_conn *c;
 	uint16_t *rings;
 
+	if (mroce_ev_reserve(e, 3) < 0) /* its CONN_UP, update, CONN_DOWN */
+		return NULL;
 	c = calloc(1, sizeof(*c) + np * sizeof(struct mr_path));
 	if (!c)
 		return NULL;
@@ -183,11 +186,13 @@ static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
 	t->by_peer[peer] = c;
 	e->peers[peer].conn = c;
 	t->nconns++;
+	mroce_ev_conn_up(e, peer, c->local_id, (uint32_t)peer);
 	return c;
 }
 
 static void conn_free(struct mroce_engine *e, struct mr_conn *c)
 {
+	mroce_ev_conn_down(e, c->peer, c->local_id, (uint32_t)c->peer);
 	mroce_list_del(&c->link);
 	mroce_list_del(&c->alink);
 	free(c->path[0].ring);
@@ -368,6 +373,8 @@ static void conn_established(struct mroce_engine *e, struct mr_conn *c)
 	c->want_hs = 0;
 	c->hs_deadline = 0;
 	e->stats.handshakes++;
+	mroce_ev_conn_update(e, c->peer, c->local_id, c->remote_id,
+			     (uint32_t)c->peer);
 	for (n = c->qps.next; n != &c->qps; n = n->next)
 		qp_kick(mroce_container_of(n, struct mroce_qp, conn_link));
 }
@@ -444,7 +451,13 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		c->cookie = pk->conn.cookie;
 		c->cookie_time = pk->conn.cookie_time;
 		if (c->state == MR_CONN_REQ_SENT) {
+			/* The first RTT sample of the connection: paths
+			 * use it until they have their own (path_pto). */
+			uint64_t rtt = now > c->hs_sent ? now - c->hs_sent : 0;
+
+			c->hs_rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
 			c->state = MR_CONN_CONFIRM_SENT;
+			c->hs_fast = 0;
 			c->hs_tries = 0;
 			c->want_hs = 1;
 			c->hs_deadline = now + MR_HS_RTO_NS;
@@ -907,7 +920,11 @@ static enum place_res place(struct mroce_engine *e, struct mr_conn *c,
 			return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk,
 				      true);
 		}
-		memcpy((void *)(uintptr_t)dst, pk->payload, pk->payload_len);
+		memcpy(mroce_mr_ptr(e, rm->key,
+				    pk->opcode == MROCE_OP_WRITE ||
+					    pk->opcode == MROCE_OP_WRITE_IMM,
+				    dst),
+		       pk->payload, pk->payload_len);
 	}
 	st_set(&rm->st, seg);
 	if (rm->st.got == rm->st.nsegs) {
@@ -1034,12 +1051,49 @@ static uint64_t path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 	for (int i = 0; !p->srtt_us && c && i < c->npaths; i++)
 		if (c->path[i].srtt_us > srtt)
 			srtt = c->path[i].srtt_us;
+	/* No path has a sample yet (the first flight): the handshake's
+	 * round trip, when we initiated it, is one. */
+	if (!srtt && c)
+		srtt = c->hs_rtt_us;
 	if (!srtt)
 		return (uint64_t)e->cfg.rto_min_us * 1000;
+	/* A thin path (a packet or two out) whose packets all asked for an
+	 * immediate ACK (each fills its window; message ends;
+	 * retransmissions): no coalescing delay to wait for, only the RTT
+	 * and its variation. Thin paths have no followers whose ACKs would
+	 * reveal a loss, so this timer is what recovers their losses. (Not
+	 * for fuller paths: their queue varies more, and their PTO also
+	 * decides when a path is silent.) */
+	if (p->srtt_us && p->inflight + p->nlost <= MR_TLP_MAX &&
+	    !mroce_psn_before(p->una, p->coal_psn)) {
+		uint32_t var = 4 * p->rttvar_us > 2 ? 4 * p->rttvar_us : 2;
+
+		return (uint64_t)(p->srtt_us + var + e->cfg.jitter_us) *
+			       1000 +
+		       1000;
+	}
 	/* Most ACKs are immediate (gap, message end, retransmission,
 	 * probe), so only a little slack over 2 srtt: a spurious probe
 	 * costs one small packet, a late one stalls the messages. */
 	pto = 2ull * srtt * 1000 + MR_PTO_SLACK_NS;
+	/* ... but at least the receiver's coalescing delay over the RTT:
+	 * packets that did not ask for an immediate ACK may be answered
+	 * that late, and a PTO shorter than that made a healthy path with
+	 * a few packets out look silent (path_silent) and retired it. */
+	if (pto < (uint64_t)srtt * 1000 + MR_ACK_DELAY_NS + MR_PTO_SLACK_NS)
+		pto = (uint64_t)srtt * 1000 + MR_ACK_DELAY_NS +
+		      MR_PTO_SLACK_NS;
+	/* An endpoint that jitters (cfg.jitter_us) may answer that much
+	 * later than its srtt says, and its RTT varies a lot more than a
+	 * fabric's queues make it: the RTO's variance term too. */
+	if (e->cfg.jitter_us) {
+		uint64_t v = ((uint64_t)p->srtt_us + 4ull * p->rttvar_us) *
+			     1000;
+
+		if (pto < v)
+			pto = v;
+		pto += (uint64_t)e->cfg.jitter_us * 1000;
+	}
 	return pto < 10000 ? 10000 : pto;
 }
 
@@ -1143,6 +1197,8 @@ static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
 
 static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 			 uint64_t now);
+static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
+		      uint64_t now);
 
 static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		   const struct mroce_mr_pkt *pk, uint64_t now)
@@ -1301,8 +1357,10 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		     (int32_t)(pk->ack.tsecr - c->last_tsecr) > 0))
 			c->last_tsecr = pk->ack.tsecr;
 		p->probed = 0;
+		p->tlp = 0;
 		c->backoff = 0;
 		path_arm(e, c, p, now);
+		path_move(e, c, pk->path, now);
 		path_explore(e, c, now);
 	}
 }
@@ -1499,6 +1557,7 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 		if (emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
 			return -1;
 		c->want_hs = 0;
+		c->hs_sent = now;
 		return 1;
 	}
 	if (c->want_accept && c->state == MR_CONN_ESTABLISHED) {
@@ -1646,8 +1705,9 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 					    MROCE_ACCESS_REMOTE_READ) !=
 				   MROCE_MRC_OK)
 			return -EPERM;
-		pk.payload = (const uint8_t *)(uintptr_t)(r->j->va +
-							  (uint64_t)seg * mtu);
+		pk.payload = len ? mroce_mr_ptr(e, r->j->rkey, true,
+						r->j->va + (uint64_t)seg * mtu)
+				 : (const uint8_t *)"";
 		nsegs = r->j->nsegs;
 	} else {
 		const struct mroce_send_wr *wr = &r->w->wr;
@@ -1706,6 +1766,8 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 		pk.flags |= MROCE_F_ACK_REQ;
 	if (retx)
 		pk.flags |= MROCE_F_RETX;
+	else if (!(pk.flags & MROCE_F_ACK_REQ))
+		p->coal_psn = psn + 1;
 	if (emit(e, c, &pk, out, cap, p->sport, true) < 0)
 		return -ENOSPC;
 	e->stats.tx_data_pkts++;
@@ -1733,7 +1795,7 @@ static void pace(struct mroce_engine *e, struct mr_conn *c, uint32_t bytes,
 
 static bool path_usable(const struct mr_path *p)
 {
-	return !p->probation &&
+	return !p->probation && !p->moving &&
 	       (uint32_t)(p->next_psn - p->una) < MR_PATH_WIN &&
 	       mr_cc_room(p) > 0;
 }
@@ -2219,10 +2281,18 @@ static bool path_silent(const struct mroce_engine *e, const struct mr_conn *c,
 
 	if (c->npaths < 2 || now - p->last_ack < pto || !c->last_tsecr)
 		return false;
-	if (p->probed)
+	/* Two probes: one lost probe (or answer) is random loss, which
+	 * must not retire a path, let alone stop the exploration
+	 * (explore_quiet); two in a row are rare (1 in 400 at 5% loss)
+	 * and cost one more PTO on a dead plane. */
+	if (p->probed >= MR_PROBES)
 		since = p->probe_ts;
 	else if (p->inflight + p->nlost >= 4 && p->last_ack)
-		since = now_us(p->last_ack);
+		/* its packets may wait in the receiver's ACK coalescing:
+		 * a sibling's packet that left within that delay after
+		 * p's last progress, and asked for an immediate ACK,
+		 * proves nothing */
+		since = now_us(p->last_ack + MR_ACK_DELAY_NS) + 1;
 	else
 		return false;
 	return (int32_t)(c->last_tsecr - since) > 0;
@@ -2241,8 +2311,9 @@ static void path_probation(struct mroce_engine *e, struct mr_conn *c,
 	p->probation = 1;
 	p->probed = 1;
 	p->want_probe = 1;
-	/* Its probe waits behind the siblings' queues: allow two PTOs. */
-	p->deadline = now + (now - c->last_ack < pto ? 2 * pto :
+	/* Its probe waits behind the siblings' queues: allow one and a
+	 * half PTOs, then a second probe gets one more (path_timer). */
+	p->deadline = now + (now - c->last_ack < pto ? pto + pto / 2 :
 						      path_rto(e, c, p));
 }
 
@@ -2260,6 +2331,33 @@ static void path_probation(struct mroce_engine *e, struct mr_conn *c,
  * the rate is reached, and backs off when rerolls keep failing (a fabric
  * slower than the NIC, which no port fixes). A rerolled path goes through
  * probation like one that fell silent. */
+/* Exploration moves a path without retiring it: the path first drains
+ * (`moving`: no new data, its losses are still retransmitted on it), then
+ * takes a fresh source port with the same generation and PSN space. A
+ * path is FIFO only per port, so nothing of it may be in flight across
+ * the switch; once it is empty nothing is, and nothing is resent or
+ * dropped as stale (retiring it threw its in-flight packets away and
+ * resent them elsewhere: each exploration cost a window of data, and a
+ * burst of explorations cost more than the plane they looked for). The
+ * new port goes through probation (a PROBE must answer: it may hash onto
+ * a dead plane) and then starts with its siblings' mean window. Called
+ * whenever the path may have drained. */
+static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
+		      uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+
+	if (!p->moving || p->inflight + p->nlost + p->nheld)
+		return;
+	p->moving = 0;
+	p->sport = new_sport(e, c, slot);
+	p->probe_ts = 0;
+	p->tlp = 0;
+	e->stats.path_rerolls++;
+	path_probation(e, c, p, now);
+	mr_cc_on_explore(e, c, p);
+}
+
 static void explore_restart(struct mr_conn *c, uint64_t now, uint8_t fl)
 {
 	c->explore_start = now;
@@ -2271,10 +2369,10 @@ static void explore_restart(struct mr_conn *c, uint64_t now, uint8_t fl)
 }
 
 /* The path to move: the one that delivered least in the interval (its
- * plane is the most crowded), not the last one moved (its window is
- * still growing). -1 while a rerolled path is unproven: one exploration
- * at a time. */
-static int explore_victim(const struct mr_conn *c)
+ * plane is the most crowded), not one moved by the last exploration (its
+ * window is still growing), nor one in `skip` or on probation. -1 while
+ * a path is draining for a move: one exploration at a time. */
+static int explore_victim(const struct mr_conn *c, uint64_t skip)
 {
 	uint32_t least = 0;
 	int worst = -1;
@@ -2282,9 +2380,15 @@ static int explore_victim(const struct mr_conn *c)
 	for (int i = 0; i < c->npaths; i++) {
 		const struct mr_path *p = &c->path[i];
 
-		if (p->probation || p->want_reroll || !p->srtt_us)
+		if (p->moving)
 			return -1;
-		if (i + 1 == c->explore_last)
+		/* a port being proven after a failure is no candidate, but
+		 * does not hold up the search (a dead plane may have taken
+		 * the only ports of a live one: their ACKs crossed it) */
+		if ((i < 64 && (skip >> i & 1)) || p->probation ||
+		    p->want_reroll || !p->srtt_us)
+			continue;
+		if (i < 64 && (c->explore_moved >> i & 1))
 			continue;
 		if (worst < 0 || p->explore_acked < least) {
 			worst = i;
@@ -2294,23 +2398,31 @@ static int explore_victim(const struct mr_conn *c)
 	return worst;
 }
 
-/* A plane died (a path fell silent): the fabric lost capacity, which no
- * port wins back, and a rerolled port may land on the dead plane (another
- * probation). Explore at the slowest pace until the rate is reached. */
-static void explore_quiet(struct mr_conn *c)
+/* A path fell silent: maybe a plane died. The interval's rate holds the
+ * failure, not the planes: measure afresh. The pace stays (it used to jump
+ * to the slowest, x64: the paths of a dead plane, and those whose ACKs
+ * crossed it, each fell silent, and the search for the planes still idle
+ * after their new ports landed stopped for the rest of the transfer;
+ * exploring costs little now, since a path moves only once drained and a
+ * port on a dead plane never leaves probation). */
+static void explore_quiet(struct mr_conn *c, uint64_t now)
 {
-	if (c->explore_fails < MR_EXPLORE_TRIES * MR_EXPLORE_MAX_SHIFT)
-		c->explore_fails = MR_EXPLORE_TRIES * MR_EXPLORE_MAX_SHIFT;
+	explore_restart(c, now, c->explore_fl & MR_EXPLORE_WARM);
 }
 
 static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 			 uint64_t now)
 {
-	uint64_t ival, rate, link = e->cfg.link_bps;
+	uint64_t ival, rate, link = e->cfg.link_bps, moved;
 	uint32_t srtt_max = 0;
 	uint8_t fl = c->explore_fl;
 	int worst;
 
+	/* Software endpoints: the host, not the planes, limits the rate
+	 * (link_bps is nominal), so a rate below it says nothing about
+	 * the planes, and moves would only churn. */
+	if (e->cfg.jitter_us)
+		return;
 	/* An ACK that finds the pacer ready and data waiting: the windows,
 	 * not the rate, held the data back. */
 	if (mroce_list_empty(&c->sched))
@@ -2328,36 +2440,75 @@ static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 		explore_restart(c, now, 0);
 		return;
 	}
+	/* An interval that holds a move (a path draining, or a new port
+	 * on probation) measures the move, not the planes: the interval
+	 * starts when the new port carries data. */
+	for (int i = 0; i < c->npaths; i++) {
+		if (c->path[i].moving ||
+		    (c->path[i].probation && i < 64 &&
+		     (c->explore_moved >> i & 1))) {
+			explore_restart(c, now, fl & MR_EXPLORE_WARM);
+			return;
+		}
+	}
 	if (now - c->explore_start < ival)
 		return;
-	rate = (uint64_t)c->explore_acked * c->mtu * 8 * 1000000000ull /
-	       (now - c->explore_start);
+	/* The rate the planes took from us: packets acknowledged plus
+	 * packets declared lost (their retransmissions are sent, and
+	 * counted, again). Random loss then does not look like a crowded
+	 * plane: with it the acknowledged rate alone falls by the loss
+	 * rate and its recovery, on every plane alike, and judging by it
+	 * either rerolled for nothing or (as before) had to give up on
+	 * every interval with a little loss - which left a connection of
+	 * 8 ports on 3 of 4 planes there for good under 1% loss. */
+	rate = (uint64_t)(c->explore_acked + c->explore_lost) * c->mtu * 8 *
+	       1000000000ull / (now - c->explore_start);
 	/* The first interval holds the rate's ramp: not a measurement.
-	 * Nor is one with more than 2% loss: the rate went to recovery,
-	 * which every plane has, not to a crowded plane. */
+	 * Nor is one where a fifth of the packets was lost: that is a
+	 * failure (a dead plane), which the path timers handle. */
 	if (!(fl & MR_EXPLORE_WARM) || c->npaths < 2 ||
-	    c->explore_lost * 50 > c->explore_acked ||
+	    c->explore_lost * 4 > c->explore_acked ||
 	    mr_cc_rate(e, c, now) < link || (fl & MR_EXPLORE_IDLE) ||
 	    !(fl & MR_EXPLORE_BLOCKED)) {
 		explore_restart(c, now, MR_EXPLORE_WARM);
 		return;
 	}
 	/* Payload rate; a balanced connection reaches ~93% of the line. */
-	if (rate >= link / 100 * 85) {
+	if (rate >= link / 100 * MR_EXPLORE_PCT) {
+		c->explore_good = 1;
 		c->explore_fails = 0;
 		explore_restart(c, now, MR_EXPLORE_WARM);
 		return;
 	}
-	worst = explore_victim(c);
+	/* A connection that had the rate needs two short intervals below
+	 * it in a row: one is noise (a loss recovery, a burst of
+	 * completions), and a move off a plane it needs costs a search. */
+	if (c->explore_good) {
+		c->explore_good = 0;
+		explore_restart(c, now, MR_EXPLORE_WARM);
+		return;
+	}
+	worst = explore_victim(c, 0);
 	explore_restart(c, now, MR_EXPLORE_WARM);
 	if (worst < 0)
 		return;
 	if (c->explore_fails < UINT8_MAX)
 		c->explore_fails++;
-	c->explore_last = (uint8_t)(worst + 1);
-	path_retire(e, c, worst, MROCE_REROLL_ECN, false);
-	path_probation(e, c, &c->path[worst], now);
-	mr_cc_on_explore(e, c, &c->path[worst]);
+	/* MR_EXPLORE_PATHS per round, never more than a quarter of the
+	 * paths. Each new port finds a given idle plane with probability
+	 * 1/planes, so two per round would halve the search; measured, one
+	 * did better (the two least delivering paths were at times the
+	 * only two ports of a plane, which then emptied). */
+	moved = 0;
+	for (int k = 0; k < MR_EXPLORE_PATHS && worst >= 0 &&
+			(k == 0 || 4 * (k + 1) <= c->npaths);
+	     k++) {
+		moved |= worst < 64 ? 1ull << worst : 0;
+		c->path[worst].moving = 1;
+		path_move(e, c, worst, now);
+		worst = explore_victim(c, moved);
+	}
+	c->explore_moved = moved;
 }
 
 static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
@@ -2366,6 +2517,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 	struct mr_path *p = &c->path[slot];
 	uint8_t reason;
 
+	path_move(e, c, slot, now);
 	if (p->hold_until && now >= p->hold_until) {
 		/* RNR wait over: held PSNs are retransmitted as they are. */
 		for (uint32_t s = p->una; s != p->next_psn; s++) {
@@ -2389,9 +2541,20 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 	if (p->deadline && now >= p->deadline) {
 		if (!(p->inflight + p->nlost)) {
 			/* Idle, unless a probation probe went unanswered:
-			 * then try another port. */
+			 * probe once more (it may have been lost), then try
+			 * another port. */
+			if (p->probation && p->probed < MR_PROBES) {
+				uint64_t pto = path_pto(e, c, p);
+
+				p->probed++;
+				p->want_probe = 1;
+				p->deadline = now + (now - c->last_ack < pto ?
+							     pto :
+							     path_rto(e, c, p));
+				return;
+			}
 			if (p->probation) {
-				explore_quiet(c);
+				explore_quiet(c, now);
 				path_retire(e, c, slot, MROCE_REROLL_TIMEOUT,
 					    false);
 				path_probation(e, c, p, now);
@@ -2407,10 +2570,33 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			 * window until it proves itself. With a handful in
 			 * flight a tail loss is likelier than a dead plane:
 			 * then one probe goes first. */
-			explore_quiet(c);
+			explore_quiet(c, now);
 			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, false);
 			path_probation(e, c, p, now);
 			return;
+		} else if (!p->probed && !p->tlp && p->inflight &&
+			   p->inflight + p->nlost <= MR_TLP_MAX &&
+			   c->last_ack && now - c->last_ack < path_pto(e, c, p)) {
+			/* A thin path (a window of a packet or two, on a
+			 * crowded plane) with the connection alive: its
+			 * oldest packet is the likely loss, and there are no
+			 * followers to show it. Resend that packet instead
+			 * of a PROBE (whose answer would take a round trip
+			 * before the resend could even start): it asks for
+			 * an immediate ACK, which tells as much as a probe's
+			 * answer. Once per progress; then probes. */
+			for (uint32_t s = p->una; s != p->next_psn; s++) {
+				uint16_t idx = p->ring[s % MR_PATH_WIN];
+
+				if (idx == MR_TXE_NONE ||
+				    (txe_fl(&c->txe[idx]) &
+				     (TXE_LOST | TXE_HOLD)))
+					continue;
+				lose_entry(e, c, p, idx, now);
+				break;
+			}
+			p->tlp = 1;
+			p->deadline = now + path_pto(e, c, p);
 		} else if (p->probed < MR_PROBES) {
 			/* Tail-loss probe: ask the receiver what it has. The
 			 * first comes after a PTO; the next after another
@@ -2432,7 +2618,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			 * (a lossy path would have answered one of them). */
 			e->stats.rto_fires++;
 			c->backoff++;
-			explore_quiet(c);
+			explore_quiet(c, now);
 			path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, true);
 			return;
 		}
@@ -2483,6 +2669,7 @@ static void conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 			return;
 		}
 		c->want_hs = 1;
+		c->hs_fast = 0;
 		c->hs_deadline =
 			now + (MR_HS_RTO_NS
 			       << (c->hs_tries < 6 ? c->hs_tries : 6));
@@ -2773,6 +2960,17 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	if (pk.opcode >= MROCE_OP_CONNECT_REQ)
 		return rx_handshake(e, m, &pk, now);
 	c = conn_by_id(e, pk.conn_id);
+	if (c && c->peer == m->peer && c->state == MR_CONN_CONFIRM_SENT &&
+	    !c->hs_fast) {
+		/* The peer sends on the connection, so it adopted our
+		 * CONFIRM (only that told it our id and ISN) and its ACCEPT
+		 * was lost. A duplicate CONFIRM makes it resend the ACCEPT:
+		 * ask now, once per attempt, instead of a handshake timeout
+		 * (1 ms) later, during which everything it sends is lost. */
+		c->hs_fast = 1;
+		c->want_hs = 1;
+		conn_kick(c);
+	}
 	if (!c || c->peer != m->peer || c->state != MR_CONN_ESTABLISHED) {
 		e->stats.rx_no_conn++;
 		return -ENOENT;

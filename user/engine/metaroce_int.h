@@ -31,7 +31,10 @@
 #define MR_FIRST_FLIGHT	2	/* packets in flight before the first hint */
 #define MR_PTO_SLACK_NS	2000	/* PTO = 2 srtt + this */
 #define MR_RTXQ		16	/* retransmissions tracked per path */
-#define MR_EXPLORE_RTTS	4	/* round trips per exploration interval */
+#define MR_TLP_MAX	2	/* a PTO resends the tail of paths this thin */
+#define MR_EXPLORE_RTTS	2	/* round trips per exploration interval */
+#define MR_EXPLORE_PATHS 1	/* paths rerolled per exploration */
+#define MR_EXPLORE_PCT	80	/* explore below this % of link_bps */
 #define MR_EXPLORE_TRIES 8	/* failed explorations per interval doubling */
 #define MR_EXPLORE_MAX_SHIFT 6	/* interval backs off to x64 at most */
 #define MR_EXPLORE_BLOCKED 0x01	/* data waited for a window */
@@ -102,6 +105,9 @@ struct mr_path {
 	uint8_t gen;
 	uint8_t probed;		/* PROBE sent, no progress since */
 	uint8_t probation;	/* rerolled: no data until a PROBE answers */
+	uint8_t tlp;		/* tail resent at a PTO, no progress since */
+	uint8_t moving;		/* exploration: no new data; once drained,
+				 * move to a new source port (path_move) */
 	uint32_t next_psn;	/* next new PSN */
 	uint32_t una;		/* oldest PSN that may be unacknowledged */
 	uint32_t loss_scan;	/* PSNs below were checked for loss */
@@ -110,6 +116,8 @@ struct mr_path {
 	uint32_t dupthresh;	/* loss evidence needed (grows on reorder) */
 	uint32_t nlost, nheld;	/* entries awaiting retransmit / RNR */
 	uint32_t srtt_us, rttvar_us, min_rtt_us;
+	uint32_t coal_psn;	/* PSN after the last packet the receiver
+				 * may hold for ACK coalescing (no ACK_REQ) */
 	uint32_t probe_psn;	/* next_psn when the PROBE left */
 	uint32_t probe_ts;	/* its tsval */
 	uint64_t deadline;	/* PTO/RTO, 0 = idle */
@@ -173,6 +181,9 @@ struct mr_conn {
 	uint8_t hs_tries;
 	uint8_t want_hs;	/* send the current handshake packet */
 	uint8_t want_accept;	/* responder: (re)send ACCEPT */
+	uint8_t hs_fast;	/* CONFIRM resent early in this attempt */
+	uint32_t hs_rtt_us;	/* REQ -> CHALLENGE round trip, 0 = none */
+	uint64_t hs_sent;	/* ns: last REQ/CONFIRM left */
 	uint64_t hs_deadline;
 	uint32_t backoff;	/* consecutive RTOs without progress */
 	uint64_t last_ack;	/* ns of the last progress on any path */
@@ -184,7 +195,9 @@ struct mr_conn {
 	uint32_t explore_lost;	/* packets declared lost in it */
 	uint8_t explore_fails;	/* explorations without a better rate */
 	uint8_t explore_fl;	/* MR_EXPLORE_* seen in the interval */
-	uint8_t explore_last;	/* slot + 1 of the last path explored */
+	uint8_t explore_good;	/* the last judged interval reached the rate */
+	uint64_t explore_moved;	/* slots (bit i: path i; i < 64) moved by
+				 * the last exploration: still ramping */
 
 	/* pacing / fair share */
 	uint64_t next_send;	/* ns: pacing */

@@ -797,7 +797,7 @@ static enum rv2_verdict resp_send(struct mroce_engine *e, struct mroce_qp *qp,
 				       ROCEV2_NAK_REMOTE_OP, p->psn, now);
 			return RV_FATAL;
 		}
-		memcpy((void *)(uintptr_t)dst, p->payload, len);
+		memcpy(mroce_mr_ptr(e, r->wr.sge.lkey, false, dst), p->payload, len);
 	}
 	q->msg_off += len;
 	if (pos == POS_LAST || pos == POS_ONLY) {
@@ -873,7 +873,7 @@ static enum rv2_verdict resp_write(struct mroce_engine *e,
 				   now);
 			return RV_FATAL;
 		}
-		memcpy((void *)(uintptr_t)dst, p->payload, len);
+		memcpy(mroce_mr_ptr(e, q->wr_rkey, true, dst), p->payload, len);
 	}
 	q->msg_off += len;
 	if (pos == POS_LAST || pos == POS_ONLY) {
@@ -1165,7 +1165,9 @@ static int tx_resp(struct mroce_engine *e, struct mroce_qp *qp,
 	p.psn = padd(j->msn, seg);
 	p.syndrome = RV2_SYN_ACK;
 	p.msn = (uint32_t)j->tp[0];
-	p.payload = (const uint8_t *)(uintptr_t)(j->va + (uint64_t)seg * mtu);
+	p.payload = len ? mroce_mr_ptr(e, j->rkey, true,
+				       j->va + (uint64_t)seg * mtu)
+			: (const uint8_t *)"";
 	p.payload_len = len;
 	err = emit(e, pkt, cap, &p, qp->peer, q->sport);
 	if (err)

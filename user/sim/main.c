@@ -9,6 +9,7 @@
 
 #include "mroce/engine.h"
 #include "mroce/sim.h"
+#include "mroce/wire.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -73,6 +74,11 @@ static const char usage_text[] =
 "    --json             print one JSON object instead of text\n"
 "    --series           also print goodput per --bin-us bin (Gbit/s),\n"
 "                       e.g. to see a blackhole dip and its recovery\n"
+"    --trace-us U       every U us of virtual time print the paths of\n"
+"                       host 1's connection to host 0 on stderr: per\n"
+"                       path plane/gen, window, in flight, srtt us, and\n"
+"                       data packets / retransmits sent since the last\n"
+"                       line; then packets per plane (telemetry)\n"
 "    --bench-engine     engine CPU cost per data packet and per ACK,\n"
 "                       two engines back to back, wall-clock timed\n"
 "    -h, --help         this text\n"
@@ -180,6 +186,7 @@ enum {
 	O_HOST_QUEUE, O_HOST_ECN, O_BYTES, O_MSG, O_CONNS, O_SENDERS,
 	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_SEED,
 	O_TLIMIT, O_STALL, O_BIN, O_JSON, O_BENCH, O_DRAIN, O_SERIES,
+	O_TRACE,
 };
 
 static const struct option opts[] = {
@@ -215,6 +222,7 @@ static const struct option opts[] = {
 	{ "bin-us", required_argument, NULL, O_BIN },
 	{ "drain-us", required_argument, NULL, O_DRAIN },
 	{ "series", no_argument, NULL, O_SERIES },
+	{ "trace-us", required_argument, NULL, O_TRACE },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "bench-engine", no_argument, NULL, O_BENCH },
 	{ "help", no_argument, NULL, 'h' },
@@ -417,6 +425,10 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case O_SERIES:
 			a->series = true;
 			break;
+		case O_TRACE:
+			c->trace_ns = (uint64_t)(parse_num("--trace-us", optarg,
+							   0.01, 1e7) * 1000);
+			break;
 		case O_JSON:
 			a->json = true;
 			break;
@@ -507,6 +519,55 @@ static int run_bench(const struct args *a)
 		       b.tx_data_ns);
 	}
 	return 0;
+}
+
+/* --trace-us: per-path telemetry of host 1's connection to host 0 (its
+ * engine's peer 0), one line per interval on stderr. Deltas are since the
+ * previous line; the plane is where the path's source port hashes. */
+struct trace_state {
+	uint32_t nplanes;
+	uint64_t tx[MROCE_SIM_MAX_PATHS * 4], rtx[MROCE_SIM_MAX_PATHS * 4];
+	struct mroce_engine_stats st;
+};
+
+static void trace_paths(void *arg, struct mroce_sim *s, uint64_t now)
+{
+	struct trace_state *ts = arg;
+	struct mroce_engine *e = mroce_sim_engine(s, 1);
+	struct mroce_engine_stats st;
+	uint64_t plane_tx[MROCE_SIM_MAX_PATHS] = { 0 };
+	struct mroce_path_info pi;
+
+	if (!e)
+		return;
+	mroce_engine_get_stats(e, &st);
+	fprintf(stderr, "%9.1f", now / 1000.0);
+	for (int i = 0; i < MROCE_SIM_MAX_PATHS * 4 &&
+			mroce_engine_path_info(e, 0, i, &pi) == 0;
+	     i++) {
+		uint32_t pl = mroce_sim_ecmp_hash(1, 0, pi.sport,
+						  MROCE_UDP_PORT) %
+			      ts->nplanes;
+		uint64_t dtx, drtx;
+
+		dtx = pi.tx_pkts - ts->tx[i];
+		drtx = pi.retransmits - ts->rtx[i];
+		ts->tx[i] = pi.tx_pkts;
+		ts->rtx[i] = pi.retransmits;
+		plane_tx[pl] += dtx;
+		fprintf(stderr, " | p%d %u/%u%s w%u f%u r%u tx%llu rt%llu", i,
+			pl, pi.gen, pi.alive ? "" : "?", pi.cwnd_pkts,
+			pi.inflight, pi.srtt_us, (unsigned long long)dtx,
+			(unsigned long long)drtx);
+	}
+	fprintf(stderr, " || planes");
+	for (uint32_t i = 0; i < ts->nplanes; i++)
+		fprintf(stderr, " %llu", (unsigned long long)plane_tx[i]);
+	fprintf(stderr, " || rto %llu rerolls %llu probes %llu\n",
+		(unsigned long long)(st.rto_fires - ts->st.rto_fires),
+		(unsigned long long)(st.path_rerolls - ts->st.path_rerolls),
+		(unsigned long long)(st.probes_sent - ts->st.probes_sent));
+	ts->st = st;
 }
 
 static void print_series(struct mroce_sim *s, bool json)
@@ -668,6 +729,13 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &a);
 	if (a.bench)
 		return run_bench(&a);
+	if (a.cfg.trace_ns) {
+		static struct trace_state ts;
+
+		ts.nplanes = a.cfg.net.npaths ? a.cfg.net.npaths : 1;
+		a.cfg.trace = trace_paths;
+		a.cfg.trace_arg = &ts;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = mroce_sim_create(&a.cfg, &s);
 	if (err) {

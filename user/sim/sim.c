@@ -109,6 +109,7 @@ struct mroce_sim {
 	uint64_t bin_ns;
 	bool jain_done;
 	uint64_t corrupt_accepted;
+	uint64_t trace_next;	/* next cfg.trace call */
 };
 
 const char *mroce_sim_verdict_str(enum mroce_sim_verdict v)
@@ -1288,6 +1289,10 @@ int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res)
 				  "of %u QPs finished", c->stall_ns / 1e6,
 				  next / 1e6, s->nfinished, s->nconns);
 			break;
+		}
+		while (c->trace && c->trace_ns && next >= s->trace_next) {
+			c->trace(c->trace_arg, s, s->trace_next);
+			s->trace_next += c->trace_ns;
 		}
 		mroce_sim_net_step(s->net);
 		s->res.events++;
