@@ -14,13 +14,20 @@
  *                      Progress happens in the caller's thread, inside
  *                      mrv_poll_cq(), mrv_wait_cq(), mrv_post_*() and
  *                      mrv_progress(); nothing runs in the background.
- *   MRV_MODE_DAEMON    the engine runs in the mroced daemon, shared by many
- *                      applications (control over a UNIX socket, data over
- *                      shared-memory rings). Not implemented yet:
- *                      mrv_open_device() returns -ENOTSUP. The API is laid
- *                      out for it: memory from mrv_alloc_mr() is a memfd
- *                      mapping that the daemon can map too (zero copy);
- *                      arbitrary memory (mrv_reg_mr) will be copied.
+ *   MRV_MODE_DAEMON    the engines run in the mroced daemon, shared by
+ *                      many applications: verbs calls go over its UNIX
+ *                      socket (daemon_sock), work requests and completions
+ *                      through rings in shared memory. Only mode,
+ *                      transport and daemon_sock count; the address,
+ *                      backend, MTU, paths and RTO are the daemon's.
+ *                      Memory: use mrv_alloc_mr() for every buffer a peer
+ *                      reads or writes (a memfd the daemon maps too: zero
+ *                      copy). mrv_reg_mr() of other memory is local-only
+ *                      (copied through a bounce buffer at post and at
+ *                      completion); REMOTE_* rights on it are -ENOTSUP.
+ *                      If the daemon dies, outstanding work completes
+ *                      with MRV_WC_WR_FLUSH_ERR and every later call
+ *                      returns -ENOTCONN (never a hang).
  *
  * ERROR CONVENTION (the whole library, no exception): functions return 0,
  * or a count, on success and a NEGATIVE errno on failure. mrv_post_send()
@@ -33,7 +40,10 @@
  *   -EPERM        QP in the wrong state for the call or transition
  *   -EAGAIN       send/receive queue full (retry after polling the CQ)
  *   -EBUSY        object still in use (destroying a PD with MRs/QPs, ...)
- *   -ENOTSUP      feature not available (daemon mode, AF_XDP not built)
+ *   -ENOTSUP      feature not available (AF_XDP not built; daemon mode:
+ *                 remote rights on mrv_reg_mr() memory)
+ *   -ENOTCONN     daemon mode: the daemon is gone
+ *   -ENOENT, -ECONNREFUSED  daemon mode: no mroced at daemon_sock
  *   -ETIMEDOUT    mrv_wait_cq(), mrv_connect()/mrv_accept() timed out
  *   -ECONNREFUSED nobody listens at the rendezvous address
  *   -EPROTO       the peer's rendezvous message is malformed or the two
@@ -61,7 +71,7 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 enum mrv_mode {
 	MRV_MODE_EMBEDDED = 0,
-	MRV_MODE_DAEMON = 1, /* not implemented: -ENOTSUP */
+	MRV_MODE_DAEMON = 1, /* served by mroced (daemon_sock) */
 };
 
 enum mrv_backend {
@@ -89,7 +99,8 @@ struct mrv_dev_attr {
 				  * interface MTU (AF_XDP: 1500 -> 1024) */
 	uint64_t seed;		 /* 0 = random; fixed only for reproducible
 				  * tests (ISNs and keys become guessable) */
-	const char *daemon_sock; /* daemon mode: control socket (future) */
+	const char *daemon_sock; /* daemon mode: mroced's control socket
+				  * (NULL = /run/mroce/mroced.sock) */
 	uint32_t rto_min_us;	 /* minimum retransmission timeout (0 = the
 				  * engine's 200 us, tuned for a dedicated
 				  * core; processes sharing busy cores see
@@ -113,7 +124,9 @@ int mrv_progress(struct mrv_device *dev);
 int mrv_device_mtu(const struct mrv_device *dev);
 
 /* A file descriptor that becomes readable when packets arrive (for an
- * application's own poll loop; timers still need mrv_progress()). */
+ * application's own poll loop; timers still need mrv_progress()). Daemon
+ * mode: readable when completions arrive (the daemon progresses by
+ * itself). */
 int mrv_device_fd(const struct mrv_device *dev);
 
 /* Counters of the engine and the I/O backend (a stable subset). */
@@ -154,12 +167,15 @@ struct mrv_mr {
 };
 
 /* Registers application memory [addr, addr+len). The memory must stay
- * valid until mrv_dereg_mr(). */
+ * valid until mrv_dereg_mr(). Daemon mode: local access only (a bounce
+ * buffer is copied at post and completion); MRV_ACCESS_REMOTE_* returns
+ * -ENOTSUP: allocate remotely accessible memory with mrv_alloc_mr(). */
 int mrv_reg_mr(struct mrv_pd *pd, void *addr, size_t len, uint32_t access,
 	       struct mrv_mr **out);
 /* Allocates len bytes (rounded up to pages, zeroed) of shareable memory
  * (memfd + mmap) and registers it; mr->addr is page aligned. Freed by
- * mrv_dereg_mr(). */
+ * mrv_dereg_mr(). Daemon mode: the daemon maps the same pages (zero
+ * copy). */
 int mrv_alloc_mr(struct mrv_pd *pd, size_t len, uint32_t access,
 		 struct mrv_mr **out);
 int mrv_dereg_mr(struct mrv_mr *mr);
@@ -211,14 +227,17 @@ struct mrv_wc {
 };
 
 /* Drives progress, then returns up to n completions (0 = none yet) or
- * -errno. Never blocks. */
+ * -errno. Never blocks. Daemon mode: reads the CQ's shared ring; an
+ * empty poll yields the CPU (sched_yield) to the daemon. */
 int mrv_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc);
 
 /* Blocks until the CQ has a completion or timeout_ms passes (-1 = no
  * limit), driving progress meanwhile and sleeping in poll() on the device
  * fd between timers. Returns 1 when a completion is ready (fetch it with
  * mrv_poll_cq), -ETIMEDOUT otherwise. This replaces ibverbs'
- * req_notify_cq + get_cq_event pair in embedded mode. */
+ * req_notify_cq + get_cq_event pair. Daemon mode: sleeps on the
+ * completion eventfd and the control socket; -ENOTCONN once the daemon
+ * is gone and its flushed completions were taken. */
 int mrv_wait_cq(struct mrv_cq *cq, int timeout_ms);
 
 /* ------------------------------------------------------------------ */

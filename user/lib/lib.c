@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * libmroce, embedded mode: the verbs objects of include/mroce/mroce.h
- * forwarded to an in-process engine, and the progress loop that moves
- * packets between the engine and one I/O backend.
+ * forwarded to an in-process engine. Packets move between the engine and
+ * one I/O backend through the endpoint pump (user/io/endpoint.c, shared
+ * with the daemon): an embedded device is an endpoint with one engine.
  *
  * Progress runs only inside library calls made by the application (poll,
  * wait, post, progress): there is no thread, so a device is owned by one
@@ -13,27 +14,20 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "mroce/io_afxdp.h"
 #include "mroce/wire.h"
+#include "daemon_int.h"
 #include "lib_int.h"
 
-/*
- * The AF_XDP backend's extras exist only when user/io/afxdp.c is in the
- * library (see user/io/module.mk): weak references, NULL otherwise. Its XDP
- * program redirects a RoCEv2 packet to the socket only when the
- * destination QPN is registered, so every QP is registered at RTR.
- */
-extern int mroce_io_afxdp_conn_add(struct mroce_io *io, uint8_t proto,
-				   uint32_t id, const struct mroce_conn_val *v)
-	__attribute__((weak));
+/* RTT noise of a process-driven endpoint on a busy host: a scheduler time
+ * slice (ms), measured on loopback (docs/engine.md). */
+#define MRV_SW_JITTER_US 10000
+
 extern int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto,
 				   uint32_t id) __attribute__((weak));
 
@@ -53,10 +47,7 @@ _Static_assert((unsigned int)MRV_WC_WITH_IMM == MROCE_WC_WITH_IMM, "wc flags");
 
 uint64_t mrv_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return mroce_ep_now();
 }
 
 int mrv_random(void *buf, size_t len)
@@ -93,106 +84,30 @@ static int parse_addr(const char *s, uint8_t *family, uint8_t addr[16])
 	return -EINVAL;
 }
 
-/* Remember the address of engine peer `id` for transmit. */
-static int note_peer(struct mrv_device *dev, int id,
-		     const struct mroce_peer_addr *a)
-{
-	if (id >= dev->npeers) {
-		int cap = dev->npeers ? dev->npeers : 16;
-		struct mroce_peer_addr *np;
 
-		while (cap <= id)
-			cap *= 2;
-		np = realloc(dev->peers, (size_t)cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		memset(np + dev->npeers, 0,
-		       (size_t)(cap - dev->npeers) * sizeof(*np));
-		dev->peers = np;
-		dev->npeers = cap;
-	}
-	dev->peers[id] = *a;
-	return 0;
-}
-
-static int peer_for(struct mrv_device *dev, uint8_t family,
-		    const uint8_t addr[16])
-{
-	struct mroce_peer_addr a = {.family = family};
-	int id, err;
-
-	if (family == dev->last_family && !memcmp(addr, dev->last_src, 16))
-		return dev->last_peer;
-	memcpy(a.addr, addr, 16);
-	memcpy(a.local, dev->local, 16);
-	id = mroce_peer_add(dev->e, &a);
-	if (id < 0)
-		return id;
-	err = note_peer(dev, id, &a);
-	if (err < 0)
-		return err;
-	dev->last_family = family;
-	memcpy(dev->last_src, addr, 16);
-	dev->last_peer = id;
-	return id;
-}
 
 int mrv_peer_by_name(struct mrv_device *dev, const char *s)
 {
-	uint8_t family, addr[16];
-	int err = parse_addr(s, &family, addr);
-
-	if (err < 0)
-		return err;
-	if (family != dev->family)
-		return -EAFNOSUPPORT;
-	return peer_for(dev, family, addr);
+	return mroce_ep_peer_by_name(dev->ep, dev->transport, s);
 }
 
 /* ------------------------------------------------------------------ */
 /* Device                                                               */
 /* ------------------------------------------------------------------ */
 
-/* AF_XDP frames are never fragmented: the payload per packet (the
- * engine's mtu) must fit the interface MTU with IPv6 + UDP + the largest
- * transport header and ICRC. RoCE-style, use the largest power of two
- * that fits with room to spare (1500 -> 1024, 9000 -> 8192). */
-static int mtu_for_ifname(const char *ifname, uint16_t *out)
-{
-	struct ifreq ifr = {0};
-	int fd, ifmtu, err = 0;
-
-	if (strlen(ifname) >= sizeof(ifr.ifr_name))
-		return -EINVAL;
-	strcpy(ifr.ifr_name, ifname);
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
-		err = -errno;
-	close(fd);
-	if (err)
-		return err == -ENODEV ? -ENODEV : err;
-	ifmtu = ifr.ifr_mtu;
-	for (int m = MROCE_MAX_PAYLOAD; m >= 256; m /= 2)
-		if (m + 128 <= ifmtu) {
-			*out = (uint16_t)m;
-			return 0;
-		}
-	return -EINVAL; /* below IPv6's minimum: not a usable link */
-}
 int mrv_open_device(const struct mrv_dev_attr *attr, struct mrv_device **out)
 {
-	struct mroce_engine_cfg ec = {0};
-	struct mroce_io_cfg ic = {0};
+	struct mroce_ep_cfg cfg = {0};
+	struct mroce_engine_cfg *ec;
 	struct mrv_device *dev;
+	uint8_t transport;
 	int err;
 
 	if (!attr || !out)
 		return -EINVAL;
 	*out = NULL;
 	if (attr->mode == MRV_MODE_DAEMON)
-		return -ENOTSUP;
+		return mrd_open_device(attr, out); /* daemon.c */
 	if (attr->mode != MRV_MODE_EMBEDDED)
 		return -EINVAL;
 	if (attr->transport && attr->transport != MRV_TRANSPORT_METAROCE &&
@@ -203,83 +118,48 @@ int mrv_open_device(const struct mrv_dev_attr *attr, struct mrv_device **out)
 		return -EINVAL;
 	if (attr->backend == MRV_BACKEND_AFXDP && !attr->ifname)
 		return -EINVAL;
-	/* MetaRoCE over AF_XDP needs each connection's id registered with
-	 * the XDP program, and the engine does not expose it yet. */
-	if (attr->backend == MRV_BACKEND_AFXDP &&
-	    attr->transport != MRV_TRANSPORT_ROCEV2)
-		return -ENOTSUP;
 	if (attr->udp_port == 0xffff)
 		return -EINVAL;
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	dev->last_family = 0xff; /* matches no real family */
 	err = parse_addr(attr->local_addr, &dev->family, dev->local);
 	if (err < 0)
 		goto fail;
 
-	ec.transport =
-		attr->transport ? attr->transport : MRV_TRANSPORT_METAROCE;
-	ec.npaths = attr->npaths;
-	ec.mtu = attr->mtu;
-	if (!ec.mtu && attr->backend == MRV_BACKEND_AFXDP) {
-		err = mtu_for_ifname(attr->ifname, &ec.mtu);
-		if (err < 0)
-			goto fail;
-	}
-	ec.seed = attr->seed;
-	ec.rto_min_us = attr->rto_min_us;
-	if (ec.seed) {
-		/* Reproducible runs: derive the cookie key from the seed. */
-		for (int i = 0; i < 16; i++)
-			ec.secret[i] = (uint8_t)(ec.seed >> (8 * (i & 7))) ^
-				       (uint8_t)i;
-	} else {
-		err = mrv_random(&ec.seed, sizeof(ec.seed));
-		if (!err)
-			err = mrv_random(ec.secret, sizeof(ec.secret));
-		if (err < 0)
-			goto fail;
-	}
-	err = mroce_engine_create(&ec, &dev->e);
+	transport = attr->transport ? attr->transport : MRV_TRANSPORT_METAROCE;
+	/* One engine: eng[0] runs MetaRoCE, eng[1] RoCEv2. */
+	ec = &cfg.eng[transport == MRV_TRANSPORT_ROCEV2];
+	ec->transport = transport;
+	ec->npaths = attr->npaths;
+	ec->mtu = attr->mtu; /* 0 on AF_XDP: from the interface */
+	ec->seed = attr->seed;
+	ec->rto_min_us = attr->rto_min_us;
+	/* Software endpoints: scheduling noise, not queueing, dominates
+	 * the RTT (docs/engine.md, cfg.jitter_us). */
+	ec->jitter_us = MRV_SW_JITTER_US;
+
+	cfg.io.kind = attr->backend == MRV_BACKEND_AFXDP ? MROCE_IO_AFXDP
+							 : MROCE_IO_UDP;
+	cfg.io.family = dev->family;
+	memcpy(cfg.io.local_addr, dev->local, 16);
+	cfg.io.mroce_port = attr->udp_port ? attr->udp_port : MROCE_UDP_PORT;
+	cfg.io.rocev2_port = attr->udp_port ? (uint16_t)(attr->udp_port + 1)
+					    : ROCEV2_UDP_PORT;
+	cfg.io.ifname = attr->ifname;
+	cfg.io.queue = attr->queue;
+	err = mroce_ep_open(&cfg, &dev->ep);
 	if (err < 0)
 		goto fail;
-	dev->transport = ec.transport;
-	dev->mtu = ec.mtu ? ec.mtu : 4096; /* the engine's default */
+	dev->e = mroce_ep_engine(dev->ep, transport);
+	dev->io = mroce_ep_io(dev->ep);
+	dev->transport = transport;
+	dev->mtu = mroce_ep_mtu(dev->ep);
 	dev->afxdp = attr->backend == MRV_BACKEND_AFXDP;
-
-	ic.kind = attr->backend == MRV_BACKEND_AFXDP ? MROCE_IO_AFXDP
-						     : MROCE_IO_UDP;
-	ic.family = dev->family;
-	memcpy(ic.local_addr, dev->local, 16);
-	ic.mroce_port = attr->udp_port ? attr->udp_port : MROCE_UDP_PORT;
-	ic.rocev2_port = attr->udp_port ? (uint16_t)(attr->udp_port + 1)
-					: ROCEV2_UDP_PORT;
-	ic.ifname = attr->ifname;
-	ic.queue = attr->queue;
-	ic.frame_size = 4096;
-	ic.nframes = 4096;
-	ic.multi_buffer = dev->mtu > 3072;
-	ic.sport_min = MROCE_SPORT_MIN;
-	ic.sport_max = MROCE_SPORT_MAX;
-	err = mroce_io_open(&ic, &dev->io);
-	if (err < 0)
-		goto fail;
-
-	dev->txcap = MROCE_MAX_PAYLOAD + 256;
-	dev->txbuf = malloc(MRV_TX_BATCH * dev->txcap);
-	if (!dev->txbuf) {
-		err = -ENOMEM;
-		goto fail;
-	}
 	*out = dev;
 	return 0;
 fail:
-	if (dev->io)
-		mroce_io_close(dev->io);
-	if (dev->e)
-		mroce_engine_destroy(dev->e);
 	free(dev);
 	return err;
 }
@@ -288,12 +168,11 @@ int mrv_close_device(struct mrv_device *dev)
 {
 	if (!dev)
 		return -EINVAL;
+	if (dev->daemon)
+		return mrd_close_device(dev);
 	if (dev->npds || dev->ncqs)
 		return -EBUSY;
-	mroce_io_close(dev->io);
-	mroce_engine_destroy(dev->e);
-	free(dev->peers);
-	free(dev->txbuf);
+	mroce_ep_close(dev->ep);
 	free(dev);
 	return 0;
 }
@@ -305,106 +184,18 @@ int mrv_device_mtu(const struct mrv_device *dev)
 
 int mrv_device_fd(const struct mrv_device *dev)
 {
-	return dev ? mroce_io_fd(dev->io) : -EINVAL;
-}
-
-static int progress_rx(struct mrv_device *dev, uint64_t now)
-{
-	struct mroce_io_rx rx[MRV_RX_BATCH];
-	int total = 0;
-
-	/* Bounded so that a flood cannot starve transmit and timers. */
-	for (int round = 0; round < 4; round++) {
-		int n = mroce_io_rx(dev->io, rx, MRV_RX_BATCH);
-
-		if (n <= 0)
-			return total ? total : n;
-		for (int i = 0; i < n; i++) {
-			struct mroce_rx_meta m = {
-				.sport = rx[i].sport,
-				.ce = rx[i].ce,
-			};
-
-			m.peer = peer_for(dev, rx[i].family, rx[i].src);
-			if (m.peer < 0)
-				continue;
-			/* Drops are counted by the engine; nothing to do. */
-			(void)mroce_engine_rx(dev->e, &m, rx[i].data, rx[i].len,
-					      now);
-		}
-		mroce_io_rx_release(dev->io, rx, n);
-		total += n;
-		if (n < MRV_RX_BATCH)
-			break;
-	}
-	return total;
-}
-
-static int progress_tx(struct mrv_device *dev, uint64_t now)
-{
-	struct mroce_io_tx tx[MRV_TX_BATCH];
-	int total = 0;
-
-	for (int round = 0; round < 16; round++) {
-		int n, sent;
-
-		if (!dev->tx_n) {
-			for (int i = 0; i < MRV_TX_BATCH; i++)
-				dev->tx[i].buf = dev->txbuf + i * dev->txcap;
-			n = mroce_engine_tx(dev->e, dev->tx, MRV_TX_BATCH,
-					    dev->txcap, now);
-			if (n <= 0)
-				break;
-			dev->tx_head = 0;
-			dev->tx_n = n;
-		}
-		n = dev->tx_n;
-		for (int i = 0; i < n; i++) {
-			const struct mroce_tx_pkt *p =
-				&dev->tx[dev->tx_head + i];
-
-			tx[i] = (struct mroce_io_tx){
-				.data = p->buf,
-				.len = p->len,
-				.dst = p->peer >= 0 && p->peer < dev->npeers
-					       ? &dev->peers[p->peer]
-					       : NULL,
-				.sport = p->sport,
-				.dport = p->dport,
-				.ect = p->ect,
-			};
-		}
-		sent = mroce_io_tx(dev->io, tx, n);
-		if (sent < 0) {
-			/* Unsendable batch (e.g. unknown peer): lost as on a
-			 * wire; the transport retransmits or fails it. */
-			dev->tx_n = 0;
-			break;
-		}
-		dev->tx_head += sent;
-		dev->tx_n -= sent;
-		total += sent;
-		if (dev->tx_n || n < MRV_TX_BATCH)
-			break;
-	}
-	return total;
+	if (dev && dev->daemon)
+		return mrd_device_fd(dev);
+	return dev ? mroce_ep_fd(dev->ep) : -EINVAL;
 }
 
 int mrv_progress(struct mrv_device *dev)
 {
-	uint64_t now;
-	int rx, tx;
-
 	if (!dev)
 		return -EINVAL;
-	now = mrv_now_ns();
-	rx = progress_rx(dev, now);
-	if (mroce_engine_next_timer(dev->e, now) <= now)
-		mroce_engine_tick(dev->e, now);
-	tx = progress_tx(dev, now);
-	if (rx < 0)
-		return rx;
-	return rx + tx;
+	if (dev->daemon)
+		return mrd_progress(dev);
+	return mroce_ep_progress(dev->ep, mrv_now_ns());
 }
 
 int mrv_query_stats(const struct mrv_device *dev, struct mrv_dev_stats *st)
@@ -414,6 +205,8 @@ int mrv_query_stats(const struct mrv_device *dev, struct mrv_dev_stats *st)
 
 	if (!dev || !st)
 		return -EINVAL;
+	if (dev->daemon)
+		return mrd_query_stats(dev, st);
 	mroce_engine_get_stats(dev->e, &es);
 	mroce_io_get_stats(dev->io, &is);
 	*st = (struct mrv_dev_stats){
@@ -444,6 +237,8 @@ int mrv_alloc_pd(struct mrv_device *dev, struct mrv_pd **out)
 
 	if (!dev || !out)
 		return -EINVAL;
+	if (dev->daemon)
+		return mrd_alloc_pd(dev, out);
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return -ENOMEM;
@@ -459,6 +254,8 @@ int mrv_dealloc_pd(struct mrv_pd *pd)
 		return -EINVAL;
 	if (pd->nmrs || pd->nqps)
 		return -EBUSY;
+	if (pd->dev->daemon)
+		return mrd_dealloc_pd(pd);
 	pd->dev->npds--;
 	free(pd);
 	return 0;
@@ -499,6 +296,8 @@ int mrv_reg_mr(struct mrv_pd *pd, void *addr, size_t len, uint32_t access,
 	     ~(uint32_t)(MRV_ACCESS_LOCAL_WRITE | MRV_ACCESS_REMOTE_WRITE |
 			 MRV_ACCESS_REMOTE_READ)))
 		return -EINVAL;
+	if (pd->dev->daemon)
+		return mrd_reg_mr(pd, addr, len, access, out);
 	return reg(pd, addr, len, access, -1, out);
 }
 
@@ -512,6 +311,8 @@ int mrv_alloc_mr(struct mrv_pd *pd, size_t len, uint32_t access,
 
 	if (!pd || !len || !out || len > SIZE_MAX / 2)
 		return -EINVAL;
+	if (pd->dev->daemon)
+		return mrd_alloc_mr(pd, len, access, out);
 	size = (len + (size_t)page - 1) & ~((size_t)page - 1);
 	/* A memfd rather than anonymous memory: the daemon mode will map the
 	 * same pages (zero copy), passed over its UNIX socket. */
@@ -545,6 +346,8 @@ int mrv_dereg_mr(struct mrv_mr *mr)
 
 	if (!mr)
 		return -EINVAL;
+	if (mr->pd->dev->daemon)
+		return mrd_dereg_mr(mr);
 	err = mroce_dereg_mr(mr->pd->dev->e, mr->lkey);
 	if (err < 0)
 		return err;
@@ -567,6 +370,8 @@ int mrv_create_cq(struct mrv_device *dev, int depth, struct mrv_cq **out)
 
 	if (!dev || depth <= 0 || !out)
 		return -EINVAL;
+	if (dev->daemon)
+		return mrd_create_cq(dev, depth, out);
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
@@ -590,6 +395,8 @@ int mrv_destroy_cq(struct mrv_cq *cq)
 		return -EINVAL;
 	if (cq->nqps)
 		return -EBUSY;
+	if (cq->dev->daemon)
+		return mrd_destroy_cq(cq);
 	err = mroce_destroy_cq(cq->dev->e, cq->id);
 	if (err < 0)
 		return err;
@@ -635,6 +442,8 @@ int mrv_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 
 	if (!cq || n < 0 || (n && !wc))
 		return -EINVAL;
+	if (cq->dev->daemon)
+		return mrd_poll_cq(cq, n, wc);
 	err = mrv_progress(cq->dev);
 	if (err < 0)
 		return err;
@@ -661,6 +470,8 @@ int mrv_wait_cq(struct mrv_cq *cq, int timeout_ms)
 
 	if (!cq)
 		return -EINVAL;
+	if (cq->dev->daemon)
+		return mrd_wait_cq(cq, timeout_ms);
 	dev = cq->dev;
 	start = mrv_now_ns();
 	deadline = timeout_ms < 0 ? UINT64_MAX
@@ -668,7 +479,7 @@ int mrv_wait_cq(struct mrv_cq *cq, int timeout_ms)
 	/* Adaptive: spin briefly (a reply is often microseconds away), then
 	 * sleep on the backend fd until a packet or the next engine timer. */
 	spin_until = start + 50000;
-	pfd.fd = mroce_io_fd(dev->io);
+	pfd.fd = mroce_ep_fd(dev->ep);
 	pfd.events = POLLIN;
 	for (;;) {
 		uint64_t now, wake;
@@ -686,9 +497,9 @@ int mrv_wait_cq(struct mrv_cq *cq, int timeout_ms)
 		now = mrv_now_ns();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		if (now < spin_until || pfd.fd < 0 || dev->tx_n)
+		if (now < spin_until || pfd.fd < 0)
 			continue;
-		wake = mroce_engine_next_timer(dev->e, now);
+		wake = mroce_ep_next_timer(dev->ep, now);
 		if (wake > deadline)
 			wake = deadline;
 		if (wake <= now)
@@ -715,6 +526,8 @@ int mrv_create_qp(struct mrv_pd *pd, const struct mrv_qp_init_attr *attr,
 	if (!pd || !attr || !out || !attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->dev != pd->dev || attr->recv_cq->dev != pd->dev)
 		return -EINVAL;
+	if (pd->dev->daemon)
+		return mrd_create_qp(pd, attr, out);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
@@ -747,12 +560,13 @@ int mrv_destroy_qp(struct mrv_qp *qp)
 
 	if (!qp)
 		return -EINVAL;
+	if (qp->pd->dev->daemon)
+		return mrd_destroy_qp(qp);
 	err = mroce_destroy_qp(qp->pd->dev->e, qp->qpn);
 	if (err < 0)
 		return err;
-	if (qp->xdp_registered && mroce_io_afxdp_conn_del)
-		(void)mroce_io_afxdp_conn_del(qp->pd->dev->io,
-					      MROCE_CONN_ROCEV2, qp->qpn);
+	/* Unregisters the QP from the XDP program (AF_XDP). */
+	(void)mroce_ep_sync(qp->pd->dev->ep);
 	qp->pd->nqps--;
 	qp->send_cq->nqps--;
 	qp->recv_cq->nqps--;
@@ -785,6 +599,8 @@ int mrv_modify_qp(struct mrv_qp *qp, const struct mrv_qp_attr *attr,
 	if (!qp || !attr)
 		return -EINVAL;
 	dev = qp->pd->dev;
+	if (dev->daemon)
+		return mrd_modify_qp(qp, attr, mask);
 	a.state = (enum mroce_qp_state)attr->qp_state;
 	a.access = attr->qp_access_flags;
 	a.dest_qpn = attr->dest_qp_num;
@@ -805,19 +621,11 @@ int mrv_modify_qp(struct mrv_qp *qp, const struct mrv_qp_attr *attr,
 		return err;
 	if (mask & MRV_QP_DEST)
 		qp->peer = a.peer;
-	if (dev->afxdp && !qp->xdp_registered &&
-	    attr->qp_state == MRV_QPS_RTR && (mask & MRV_QP_STATE)) {
-		struct mroce_conn_val v = {0};
-
-		if (!mroce_io_afxdp_conn_add)
-			return -ENOTSUP;
-		/* The slot indexes MetaRoCE receive state; unused here. */
-		err = mroce_io_afxdp_conn_add(dev->io, MROCE_CONN_ROCEV2,
-					      qp->qpn, &v);
-		if (err < 0)
-			return err;
-		qp->xdp_registered = true;
-	}
+	/* RTR registers the QP (RoCEv2) or the connection (MetaRoCE) with
+	 * the XDP program on AF_XDP, before anything of it is sent. */
+	err = mroce_ep_sync(dev->ep);
+	if (err < 0)
+		return err;
 	/* RTR may have queued a handshake: send it now. */
 	(void)mrv_progress(dev);
 	return 0;
@@ -825,6 +633,7 @@ int mrv_modify_qp(struct mrv_qp *qp, const struct mrv_qp_attr *attr,
 
 int mrv_query_qp(struct mrv_qp *qp, struct mrv_qp_attr *attr)
 {
+	const struct mroce_peer_addr *pa;
 	struct mroce_qp_attr a;
 	struct mrv_device *dev;
 	int err;
@@ -832,6 +641,8 @@ int mrv_query_qp(struct mrv_qp *qp, struct mrv_qp_attr *attr)
 	if (!qp || !attr)
 		return -EINVAL;
 	dev = qp->pd->dev;
+	if (dev->daemon)
+		return mrd_query_qp(qp, attr);
 	err = mroce_query_qp(dev->e, qp->qpn, &a);
 	if (err < 0)
 		return err;
@@ -841,9 +652,10 @@ int mrv_query_qp(struct mrv_qp *qp, struct mrv_qp_attr *attr)
 	attr->dest_qp_num = a.dest_qpn;
 	attr->rq_psn = a.rq_psn;
 	attr->sq_psn = a.sq_psn;
-	if (a.peer >= 0 && a.peer < dev->npeers)
-		inet_ntop(dev->peers[a.peer].family, dev->peers[a.peer].addr,
-			  attr->dest_addr, sizeof(attr->dest_addr));
+	pa = mroce_ep_peer_addr(dev->ep, dev->transport, a.peer);
+	if (pa)
+		inet_ntop(pa->family, pa->addr, attr->dest_addr,
+			  sizeof(attr->dest_addr));
 	return 0;
 }
 
@@ -854,6 +666,8 @@ int mrv_query_path(struct mrv_qp *qp, int idx, struct mrv_path_info *out)
 
 	if (!qp || !out || idx < 0)
 		return -EINVAL;
+	if (qp->pd->dev->daemon)
+		return mrd_query_path(qp, idx, out);
 	if (qp->peer < 0)
 		return -ENOENT;
 	err = mroce_engine_path_info(qp->pd->dev->e, qp->peer, idx, &pi);
@@ -903,6 +717,8 @@ int mrv_post_send(struct mrv_qp *qp, struct mrv_send_wr *wr,
 	if (!qp || !wr || !bad_wr)
 		return -EINVAL;
 	dev = qp->pd->dev;
+	if (dev->daemon)
+		return mrd_post_send(qp, wr, bad_wr);
 	now = mrv_now_ns();
 	for (; wr; wr = wr->next) {
 		struct mroce_send_wr w = {
@@ -928,7 +744,7 @@ int mrv_post_send(struct mrv_qp *qp, struct mrv_send_wr *wr,
 	if (!err)
 		*bad_wr = NULL;
 	/* Kick what was posted out at once (latency), errors or not. */
-	(void)progress_tx(dev, now);
+	(void)mroce_ep_flush(dev->ep, now);
 	return err;
 }
 
@@ -941,6 +757,8 @@ int mrv_post_recv(struct mrv_qp *qp, struct mrv_recv_wr *wr,
 		*bad_wr = wr;
 	if (!qp || !wr || !bad_wr)
 		return -EINVAL;
+	if (qp->pd->dev->daemon)
+		return mrd_post_recv(qp, wr, bad_wr);
 	for (; wr; wr = wr->next) {
 		struct mroce_recv_wr w = {.wr_id = wr->wr_id};
 

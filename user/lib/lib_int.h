@@ -8,34 +8,21 @@
 #include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/mroce.h"
+#include "../io/endpoint.h"
 
-#define MRV_RX_BATCH 64
-#define MRV_TX_BATCH 64
 #define MRV_CQ_STASH 32
 
 struct mrv_device {
-	struct mroce_engine *e;
-	struct mroce_io *io;
+	struct mroce_ep *ep;	/* backend + engine: the pump */
+	struct mroce_engine *e;	/* the endpoint's one engine */
+	struct mroce_io *io;	/* the endpoint's backend */
 	uint8_t transport;
 	uint16_t mtu; /* payload bytes per packet */
-	bool afxdp;   /* AF_XDP backend: register QPs with XDP */
+	bool afxdp;
 	uint8_t family;
 	uint8_t local[16];
 	int npds, ncqs;
-	/* Engine peer id -> address, for the backend's destination. */
-	struct mroce_peer_addr *peers;
-	int npeers;
-	/* Last source seen on receive: packets come in trains per peer, so
-	 * this spares the engine's peer lookup almost always. */
-	uint8_t last_family;
-	uint8_t last_src[16];
-	int last_peer;
-	/* Packets produced by the engine but refused by a full backend; sent
-	 * first on the next progress (the engine cannot take them back). */
-	struct mroce_tx_pkt tx[MRV_TX_BATCH];
-	int tx_head, tx_n;
-	uint8_t *txbuf;
-	size_t txcap;
+	struct mrd_dev *daemon; /* daemon mode (daemon.c), else NULL */
 };
 
 struct mrv_pd {
@@ -55,8 +42,7 @@ struct mrv_qp {
 	struct mrv_pd *pd;
 	struct mrv_cq *send_cq, *recv_cq;
 	uint32_t qpn;
-	int peer;	     /* engine peer id after RTR, else -1 */
-	bool xdp_registered; /* QPN in the XDP program's conns map */
+	int peer; /* engine peer id after RTR, else -1 */
 };
 
 uint64_t mrv_now_ns(void);

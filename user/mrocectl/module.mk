@@ -6,7 +6,7 @@
 LIB_SRCS += user/xdp/xdp_maps.c
 TOOLS += mrocectl
 mrocectl_SRCS := user/mrocectl/mrocectl.c user/mrocectl/loader.c \
-	user/mrocectl/bench.c
+	user/mrocectl/bench.c user/mrocectl/daemon_cmd.c
 mrocectl_LDLIBS :=
 
 # Test helper: sends raw frames (valid, malformed, ARP) from an in-memory

@@ -25,6 +25,7 @@
 #include "loader.h"
 #include "mrocectl.h"
 #include "mroce/xdp.h"
+#include "../common/ipc.h"
 
 static bool verbose;
 
@@ -136,7 +137,10 @@ static const char help_status[] =
 	"    through the libxdp dispatcher or alone, the number of XDP "
 	"programs\n"
 	"    on the interface, and the ids of the maps conns, xsks, rx_state,\n"
-	"    scoreboard, counters. STALE marks pins without a program.\n";
+	"    scoreboard, counters. STALE marks pins without a program.\n"
+	"    A last line tells whether mroced runs at its default socket\n"
+	"    (" MRD_DEFAULT_SOCK ") and its applications, PDs, MRs, CQs and\n"
+	"    QPs; `mrocectl daemon` shows more.\n";
 
 static const char help_stats[] =
 	"NAME\n"
@@ -366,6 +370,7 @@ static int cmd_status(int argc, char **argv)
 	}
 	if (n == 0) {
 		printf("mroce is not attached to any interface\n");
+		daemon_status_line();
 		return 0;
 	}
 	printf("%-15s %7s %7s %-6s %-10s %5s  %s\n", "IFACE", "IFINDEX", "PROG",
@@ -380,6 +385,7 @@ static int cmd_status(int argc, char **argv)
 				    NULL);
 		print_status(&info);
 	}
+	daemon_status_line();
 	return 0;
 }
 
@@ -545,6 +551,8 @@ static const struct command commands[] = {
 	{"bench", cmd_bench, "[--repeat N] [--json]",
 	 "cost of the XDP program per packet (bpf_prog_test_run)", help_bench,
 	 true},
+	{"daemon", cmd_daemon, "[--sock PATH] [--json]",
+	 "mroced: applications, objects, counters", help_daemon, false},
 	{"help", cmd_help, "[COMMAND]", "show help", help_help, false},
 };
 

@@ -18,4 +18,10 @@ struct command {
 extern const char help_bench[];
 int cmd_bench(int argc, char **argv);
 
+/* daemon_cmd.c */
+extern const char help_daemon[];
+int cmd_daemon(int argc, char **argv);
+/* One line on the daemon at the default socket (for `status`). */
+void daemon_status_line(void);
+
 #endif /* MROCECTL_H */

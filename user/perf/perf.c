@@ -57,6 +57,8 @@ struct opts {
 	int tx_depth;
 	int rto_min_us;
 	const char *ifname, *local;
+	bool daemon;		 /* --daemon: mroced serves the device */
+	const char *daemon_sock; /* NULL: the default socket */
 };
 
 struct qpctx {
@@ -156,6 +158,11 @@ static void help(void)
 "        --local=ADDR       local data address (server default 127.0.0.1;\n"
 "                           client default: the route's source address, or\n"
 "                           127.0.0.2 when that is the server's own)\n"
+"        --daemon[=PATH]    use the mroced daemon at socket PATH (default\n"
+"                           /run/mroce/mroced.sock): the address, backend,\n"
+"                           MTU, paths and RTO are the daemon's, so\n"
+"                           --backend, --ifname, --local, --paths and\n"
+"                           --rto-min do not apply\n"
 "        --rto-min=USEC     minimum retransmission timeout (default: the\n"
 "                           engine's 200 us); processes sharing busy cores\n"
 "                           want milliseconds, or they retransmit spuriously\n"
@@ -167,7 +174,9 @@ static void help(void)
 "\n"
 "EXAMPLE\n"
 "    mroce_perf write_bw --local 127.0.0.1 &\n"
-"    mroce_perf write_bw -s 4096 -n 1000 --verify 127.0.0.1\n");
+"    mroce_perf write_bw -s 4096 -n 1000 --verify 127.0.0.1\n"
+"    mroce_perf write_bw --daemon=/tmp/a.sock &\n"
+"    mroce_perf write_bw --daemon=/tmp/b.sock --verify 127.0.0.1\n");
 }
 /* clang-format on */
 
@@ -198,6 +207,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		O_BACKEND,
 		O_IFNAME,
 		O_LOCAL,
+		O_DAEMON,
 		O_RTO,
 	};
 	static const struct option lo[] = {
@@ -218,6 +228,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{"ifname", required_argument, NULL, O_IFNAME},
 		{"local", required_argument, NULL, O_LOCAL},
 		{"rto-min", required_argument, NULL, O_RTO},
+		{"daemon", optional_argument, NULL, O_DAEMON},
 		{0},
 	};
 	static const struct {
@@ -307,6 +318,10 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case O_LOCAL:
 			o->local = optarg;
+			break;
+		case O_DAEMON:
+			o->daemon = true;
+			o->daemon_sock = optarg;
 			break;
 		case O_RTO:
 			o->rto_min_us = (int)parse_num(optarg, "RTO", 1,
@@ -886,9 +901,10 @@ static void header(struct ctx *c)
 		return;
 	printf(DASHES);
 	printf("                    %s\n", test_title(&c->o));
-	printf(" Dual-port       : OFF\t\tDevice         : mroce (embedded, "
-	       "%s)\n",
-	       c->o.backend == MRV_BACKEND_AFXDP ? "afxdp" : "udp");
+	printf(" Dual-port       : OFF\t\tDevice         : mroce (%s)\n",
+	       c->o.daemon			     ? "mroced"
+	       : c->o.backend == MRV_BACKEND_AFXDP ? "embedded, afxdp"
+						     : "embedded, udp");
 	printf(" Number of qps   : %d\t\tTransport type : %s\n", c->o.qps,
 	       tname(c->o.transport));
 	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
@@ -1116,12 +1132,27 @@ static void setup(struct ctx *c)
 	struct mrv_listener *l = NULL;
 	int err;
 
-	pick_local(c);
-	da.local_addr = c->local;
-	err = mrv_open_device(&da, &c->dev);
-	if (err)
-		die(1, "cannot open device on %s: %s", c->local,
-		    strerror(-err));
+	if (c->o.daemon) {
+		const char *sock = c->o.daemon_sock ? c->o.daemon_sock
+						    : "/run/mroce/mroced.sock";
+
+		da.mode = MRV_MODE_DAEMON;
+		da.daemon_sock = sock;
+		snprintf(c->local, sizeof(c->local), "mroced");
+		err = mrv_open_device(&da, &c->dev);
+		if (err == -ENOENT || err == -ECONNREFUSED)
+			die(1, "mroced is not running (socket %s)", sock);
+		if (err)
+			die(1, "cannot open device at mroced %s: %s", sock,
+			    strerror(-err));
+	} else {
+		pick_local(c);
+		da.local_addr = c->local;
+		err = mrv_open_device(&da, &c->dev);
+		if (err)
+			die(1, "cannot open device on %s: %s", c->local,
+			    strerror(-err));
+	}
 	if ((err = mrv_alloc_pd(c->dev, &c->pd)) ||
 	    (err = mrv_create_cq(c->dev, c->o.qps * (4 * c->o.tx_depth + 16),
 				 &c->cq)))

@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Tests of the mroced daemon and libmroce's daemon mode (user/mroced,
+ * user/lib/daemon.c, protocol user/common/ipc.h), with real daemons: each
+ * test starts two mroced processes (UDP backend on 127.a.b.1 and
+ * 127.a.b.2, a, b from the pid so parallel runs never share ports) and
+ * talks to them through the public API, or through raw control messages
+ * for the protocol's error paths. Daemons get SIGTERM when the test
+ * process dies (PR_SET_PDEATHSIG), so a failed test leaves nothing
+ * behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../user/common/ipc.h"
+#include "../harness.h"
+#include "mroce/mroce.h"
+
+struct daemon {
+	pid_t pid;
+	char addr[46];
+	char sock[108];
+};
+
+static struct daemon dmn[2];
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int sock_connect(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The sanitizer build of the daemon when it was built (make check does),
+ * else the release one. */
+static void daemon_bin(char *bin, size_t len)
+{
+	snprintf(bin, len, "%s/tests/mroced_san", mroce_build_dir());
+	if (access(bin, X_OK))
+		snprintf(bin, len, "%s/bin/mroced", mroce_build_dir());
+}
+
+static void daemon_start(struct daemon *d, int host)
+{
+	char bin[512];
+	pid_t p = getpid(), parent = getpid();
+
+	snprintf(d->addr, sizeof(d->addr), "127.%u.%u.%d", 1 + p % 250,
+		 (p / 250) % 256, host);
+	snprintf(d->sock, sizeof(d->sock), "/tmp/mroced-test-%d-%d.sock",
+		 (int)p, host);
+	daemon_bin(bin, sizeof(bin));
+	d->pid = fork();
+	ck_assert_int_ge(d->pid, 0);
+	if (!d->pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		if (null >= 0 && !getenv("MROCE_TEST_VERBOSE"))
+			dup2(null, 2);
+		execl(bin, "mroced", "--local", d->addr, "--sock", d->sock,
+		      "--rto-min", "20000",
+		      getenv("MROCE_TEST_VERBOSE") ? "-v" : (char *)NULL,
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 400; i++) {
+		int fd = sock_connect(d->sock);
+
+		if (fd >= 0) {
+			close(fd);
+			return;
+		}
+		usleep(10000);
+	}
+	ck_abort_msg("mroced (%s) did not come up on %s", bin, d->sock);
+}
+
+static int daemon_stop(struct daemon *d, int sig)
+{
+	int st = -1;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, sig);
+	waitpid(d->pid, &st, 0);
+	d->pid = 0;
+	unlink(d->sock);
+	return st;
+}
+
+static void daemons_up(void)
+{
+	daemon_start(&dmn[0], 1);
+	daemon_start(&dmn[1], 2);
+}
+
+static void daemons_down(void)
+{
+	daemon_stop(&dmn[0], SIGTERM);
+	daemon_stop(&dmn[1], SIGTERM);
+}
+
+struct side {
+	struct daemon *d;
+	struct mrv_device *dev;
+	struct mrv_pd *pd;
+	struct mrv_cq *cq;
+	struct mrv_qp *qp;
+	struct mrv_mr *mr;
+};
+
+static void side_open(struct side *s, struct daemon *d, uint8_t transport,
+		      uint32_t max_send_wr)
+{
+	struct mrv_dev_attr a = {.mode = MRV_MODE_DAEMON,
+				 .transport = transport,
+				 .daemon_sock = d->sock};
+	struct mrv_qp_init_attr qa;
+
+	memset(s, 0, sizeof(*s));
+	s->d = d;
+	ck_assert_int_eq(mrv_open_device(&a, &s->dev), 0);
+	ck_assert_int_eq(mrv_alloc_pd(s->dev, &s->pd), 0);
+	ck_assert_int_eq(mrv_create_cq(s->dev, 256, &s->cq), 0);
+	qa = (struct mrv_qp_init_attr){
+		.send_cq = s->cq, .recv_cq = s->cq, .max_send_wr = max_send_wr};
+	ck_assert_int_eq(mrv_create_qp(s->pd, &qa, &s->qp), 0);
+	ck_assert_int_eq(mrv_alloc_mr(s->pd, 65536,
+				      MRV_ACCESS_LOCAL_WRITE |
+					      MRV_ACCESS_REMOTE_WRITE |
+					      MRV_ACCESS_REMOTE_READ,
+				      &s->mr),
+			 0);
+}
+
+static void side_close(struct side *s)
+{
+	ck_assert_int_eq(mrv_destroy_qp(s->qp), 0);
+	ck_assert_int_eq(mrv_dereg_mr(s->mr), 0);
+	ck_assert_int_eq(mrv_destroy_cq(s->cq), 0);
+	ck_assert_int_eq(mrv_dealloc_pd(s->pd), 0);
+	ck_assert_int_eq(mrv_close_device(s->dev), 0);
+}
+
+static void to_rtr(struct side *s, const struct side *peer)
+{
+	struct mrv_qp_attr a = {.qp_state = MRV_QPS_INIT,
+				.qp_access_flags = MRV_ACCESS_REMOTE_WRITE |
+						   MRV_ACCESS_REMOTE_READ};
+
+	ck_assert_int_eq(
+		mrv_modify_qp(s->qp, &a, MRV_QP_STATE | MRV_QP_ACCESS_FLAGS),
+		0);
+	a.qp_state = MRV_QPS_RTR;
+	snprintf(a.dest_addr, sizeof(a.dest_addr), "%s", peer->d->addr);
+	a.dest_qp_num = mrv_qp_num(peer->qp);
+	a.rq_psn = 100;
+	ck_assert_int_eq(
+		mrv_modify_qp(s->qp, &a,
+			      MRV_QP_STATE | MRV_QP_DEST | MRV_QP_RQ_PSN),
+		0);
+}
+
+static void to_rts(struct side *s)
+{
+	struct mrv_qp_attr a = {.qp_state = MRV_QPS_RTS, .sq_psn = 100};
+
+	ck_assert_int_eq(mrv_modify_qp(s->qp, &a, MRV_QP_STATE | MRV_QP_SQ_PSN),
+			 0);
+}
+
+static void pair(struct side *a, struct side *b, uint8_t transport)
+{
+	side_open(a, &dmn[0], transport, 0);
+	side_open(b, &dmn[1], transport, 0);
+	to_rtr(a, b);
+	to_rtr(b, a);
+	to_rts(a);
+	to_rts(b);
+}
+
+/* `want` completions from s's CQ within 10 s (the daemons progress). */
+static void wait_wc(struct side *s, struct mrv_wc *wc, int want)
+{
+	int got = 0;
+	uint64_t end = now_ms() + 10000;
+
+	while (got < want && now_ms() < end) {
+		int k = mrv_wait_cq(s->cq, 100);
+
+		ck_assert_msg(k == 1 || k == -ETIMEDOUT, "wait_cq %d", k);
+		k = mrv_poll_cq(s->cq, want - got, wc + got);
+		ck_assert_int_ge(k, 0);
+		got += k;
+	}
+	ck_assert_int_eq(got, want);
+}
+
+static struct mrv_sge sge_of(struct side *s, size_t off, uint32_t len)
+{
+	return (struct mrv_sge){.addr = (uintptr_t)s->mr->addr + off,
+				.length = len,
+				.lkey = s->mr->lkey};
+}
+
+static void post1(struct side *s, struct mrv_send_wr *wr)
+{
+	struct mrv_send_wr *bad;
+
+	ck_assert_int_eq(mrv_post_send(s->qp, wr, &bad), 0);
+	ck_assert_ptr_null(bad);
+}
+
+static void recv1(struct side *s, uint64_t id, struct mrv_sge *sg)
+{
+	struct mrv_recv_wr r = {.wr_id = id, .sg_list = sg, .num_sge = !!sg},
+			   *bad;
+
+	ck_assert_int_eq(mrv_post_recv(s->qp, &r, &bad), 0);
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(mrv_open_device__daemon_absent_is_enoent)
+{
+	struct mrv_dev_attr a = {.mode = MRV_MODE_DAEMON,
+				 .daemon_sock = "/nonexistent/mroced.sock"};
+	struct mrv_device *d = (void *)1;
+
+	ck_assert_int_eq(mrv_open_device(&a, &d), -ENOENT);
+	ck_assert_ptr_null(d);
+}
+END_TEST
+
+/* Every data verb between two daemons, both transports (loop index). */
+START_TEST(mrv_post_send__every_verb_through_daemons)
+{
+	uint8_t tr = _i ? MRV_TRANSPORT_ROCEV2 : MRV_TRANSPORT_METAROCE;
+	struct side a, b;
+	struct mrv_wc wc[4];
+	struct mrv_sge sg, rs;
+	struct mrv_qp_attr qa;
+	struct mrv_path_info pi;
+	struct mrv_dev_stats st;
+	uint8_t *pa, *pb;
+
+	daemons_up();
+	pair(&a, &b, tr);
+	ck_assert_int_eq(mrv_device_mtu(a.dev), 4096);
+	pa = a.mr->addr;
+	pb = b.mr->addr;
+	for (int i = 0; i < 20000; i++)
+		pa[i] = (uint8_t)(i * 7 + 1);
+
+	/* RDMA WRITE a -> b (multi-packet), zero copy from the memfd. */
+	sg = sge_of(&a, 0, 20000);
+	post1(&a, &(struct mrv_send_wr){.wr_id = 1,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_RDMA_WRITE,
+					.send_flags = MRV_SEND_SIGNALED,
+					.remote_addr = (uintptr_t)pb + 100,
+					.rkey = b.mr->rkey});
+	wait_wc(&a, wc, 1);
+	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, MRV_WC_RDMA_WRITE);
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(memcmp(pb + 100, pa, 20000), 0);
+
+	/* RDMA READ it back into a's second half. */
+	sg = sge_of(&a, 32768, 20000);
+	post1(&a, &(struct mrv_send_wr){.wr_id = 2,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_RDMA_READ,
+					.send_flags = MRV_SEND_SIGNALED,
+					.remote_addr = (uintptr_t)pb + 100,
+					.rkey = b.mr->rkey});
+	wait_wc(&a, wc, 1);
+	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, MRV_WC_RDMA_READ);
+	ck_assert_int_eq(memcmp(pa + 32768, pa, 20000), 0);
+
+	/* SEND with immediate a -> b into a posted receive. */
+	rs = sge_of(&b, 40000, 5000);
+	recv1(&b, 77, &rs);
+	sg = sge_of(&a, 0, 3000);
+	post1(&a, &(struct mrv_send_wr){.wr_id = 3,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_SEND_WITH_IMM,
+					.send_flags = MRV_SEND_SIGNALED,
+					.imm_data = 0xabcd});
+	wait_wc(&b, wc, 1);
+	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, MRV_WC_RECV);
+	ck_assert_uint_eq(wc[0].wr_id, 77);
+	ck_assert_uint_eq(wc[0].byte_len, 3000);
+	ck_assert_uint_eq(wc[0].wc_flags & MRV_WC_WITH_IMM, MRV_WC_WITH_IMM);
+	ck_assert_uint_eq(wc[0].imm_data, 0xabcd);
+	ck_assert_uint_eq(wc[0].qp_num, mrv_qp_num(b.qp));
+	ck_assert_int_eq(memcmp(pb + 40000, pa, 3000), 0);
+	wait_wc(&a, wc, 1);
+	ck_assert_int_eq(wc[0].opcode, MRV_WC_SEND);
+
+	/* WRITE with immediate consumes a receive on b. */
+	recv1(&b, 78, NULL);
+	sg = sge_of(&a, 0, 64);
+	post1(&a, &(struct mrv_send_wr){.wr_id = 4,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_RDMA_WRITE_WITH_IMM,
+					.imm_data = 5,
+					.remote_addr = (uintptr_t)pb,
+					.rkey = b.mr->rkey});
+	wait_wc(&b, wc, 1);
+	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, MRV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc[0].imm_data, 5);
+	ck_assert_int_eq(memcmp(pb, pa, 64), 0);
+
+	/* Queries. */
+	ck_assert_int_eq(mrv_query_qp(a.qp, &qa), 0);
+	ck_assert_int_eq(qa.qp_state, MRV_QPS_RTS);
+	ck_assert_str_eq(qa.dest_addr, b.d->addr);
+	ck_assert_uint_eq(qa.dest_qp_num, mrv_qp_num(b.qp));
+	ck_assert_int_eq(mrv_query_path(a.qp, 0, &pi), 0);
+	ck_assert_uint_gt(pi.tx_pkts, 0);
+	ck_assert_int_eq(mrv_query_path(a.qp, 1000, &pi), -ENOENT);
+	ck_assert_int_eq(mrv_query_stats(a.dev, &st), 0);
+	ck_assert_uint_ge(st.tx_data_pkts, 5);
+
+	/* A bad lkey is refused at post time, with bad_wr. */
+	{
+		struct mrv_send_wr w = {.wr_id = 9,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_SEND},
+				   *bad = NULL;
+
+		sg.lkey ^= 0x55;
+		ck_assert_int_eq(mrv_post_send(a.qp, &w, &bad), -EINVAL);
+		ck_assert_ptr_eq(bad, &w);
+		sg.lkey ^= 0x55;
+		w.opcode = 42;
+		ck_assert_int_eq(mrv_post_send(a.qp, &w, &bad), -EINVAL);
+	}
+
+	/* A bad rkey comes back as a remote access error; nothing written. */
+	memset(pb + 60000, 0, 100);
+	sg = sge_of(&a, 0, 100);
+	post1(&a, &(struct mrv_send_wr){.wr_id = 10,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_RDMA_WRITE,
+					.send_flags = MRV_SEND_SIGNALED,
+					.remote_addr = (uintptr_t)pb + 60000,
+					.rkey = b.mr->rkey ^ 0x1000});
+	wait_wc(&a, wc, 1);
+	ck_assert_int_eq(wc[0].status, MRV_WC_REM_ACCESS_ERR);
+	for (int i = 0; i < 100; i++)
+		ck_assert_uint_eq(pb[60000 + i], 0);
+
+	side_close(&a);
+	side_close(&b);
+	daemons_down();
+}
+END_TEST
+
+/* mrv_reg_mr memory (not shareable) goes through a bounce buffer: local
+ * use only. */
+START_TEST(mrv_reg_mr__local_memory_through_bounce_buffer)
+{
+	struct side a, b;
+	struct mrv_mr *ma, *mb, *mx;
+	struct mrv_sge sg, rs;
+	struct mrv_wc wc;
+	char *src = malloc(8000), *dst = malloc(8000);
+
+	daemons_up();
+	pair(&a, &b, MRV_TRANSPORT_ROCEV2);
+	ck_assert_int_eq(mrv_reg_mr(a.pd, src, 8000, 0, &ma), 0);
+	ck_assert_int_eq(
+		mrv_reg_mr(b.pd, dst, 8000, MRV_ACCESS_LOCAL_WRITE, &mb), 0);
+	ck_assert_int_eq(
+		mrv_reg_mr(b.pd, dst, 8000,
+			   MRV_ACCESS_LOCAL_WRITE | MRV_ACCESS_REMOTE_WRITE,
+			   &mx),
+		-ENOTSUP);
+	for (int i = 0; i < 8000; i++)
+		src[i] = (char)(i * 13);
+	memset(dst, 0, 8000);
+	rs = (struct mrv_sge){(uintptr_t)dst + 10, 7000, mb->lkey};
+	recv1(&b, 1, &rs);
+	sg = (struct mrv_sge){(uintptr_t)src + 500, 6000, ma->lkey};
+	post1(&a, &(struct mrv_send_wr){.wr_id = 2,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_SEND,
+					.send_flags = MRV_SEND_SIGNALED});
+	wait_wc(&b, &wc, 1);
+	ck_assert_int_eq(wc.status, MRV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 6000);
+	ck_assert_int_eq(memcmp(dst + 10, src + 500, 6000), 0);
+	wait_wc(&a, &wc, 1);
+	/* READ of remote (memfd) memory into a bounce-buffered region. */
+	memcpy(b.mr->addr, "remote bytes", 12);
+	sg = (struct mrv_sge){(uintptr_t)src + 100, 12, ma->lkey};
+	ck_assert_int_eq(mrv_dereg_mr(ma), 0);
+	ck_assert_int_eq(
+		mrv_reg_mr(a.pd, src, 8000, MRV_ACCESS_LOCAL_WRITE, &ma), 0);
+	sg.lkey = ma->lkey;
+	post1(&a, &(struct mrv_send_wr){.wr_id = 3,
+					.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_RDMA_READ,
+					.send_flags = MRV_SEND_SIGNALED,
+					.remote_addr = (uintptr_t)b.mr->addr,
+					.rkey = b.mr->rkey});
+	wait_wc(&a, &wc, 1);
+	ck_assert_int_eq(wc.status, MRV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(src + 100, "remote bytes", 12), 0);
+	ck_assert_int_eq(mrv_dereg_mr(ma), 0);
+	ck_assert_int_eq(mrv_dereg_mr(mb), 0);
+	side_close(&a);
+	side_close(&b);
+	daemons_down();
+	free(src);
+	free(dst);
+}
+END_TEST
+
+START_TEST(mrv_post_send__state_queue_and_busy_errors)
+{
+	struct side a, b;
+	struct mrv_sge sg;
+	struct mrv_send_wr w[6], *bad;
+	struct mrv_recv_wr r = {.wr_id = 1}, *rbad;
+
+	daemons_up();
+	side_open(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 4);
+	side_open(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 4);
+	sg = sge_of(&a, 0, 8);
+	for (int i = 0; i < 6; i++)
+		w[i] = (struct mrv_send_wr){.wr_id = (uint64_t)i,
+					    .next = i < 5 ? &w[i + 1] : NULL,
+					    .sg_list = &sg,
+					    .num_sge = 1,
+					    .opcode = MRV_WR_RDMA_WRITE,
+					    .send_flags = MRV_SEND_SIGNALED,
+					    .remote_addr =
+						    (uintptr_t)b.mr->addr,
+					    .rkey = b.mr->rkey};
+	/* RESET: no sends, no receives. */
+	ck_assert_int_eq(mrv_post_send(a.qp, w, &bad), -EPERM);
+	ck_assert_ptr_eq(bad, &w[0]);
+	ck_assert_int_eq(mrv_post_recv(a.qp, &r, &rbad), -EPERM);
+	/* Busy objects. */
+	ck_assert_int_eq(mrv_close_device(a.dev), -EBUSY);
+	ck_assert_int_eq(mrv_dealloc_pd(a.pd), -EBUSY);
+	ck_assert_int_eq(mrv_destroy_cq(a.cq), -EBUSY);
+	ck_assert_int_eq(mrv_wait_cq(a.cq, 20), -ETIMEDOUT);
+	to_rtr(&a, &b);
+	to_rtr(&b, &a);
+	to_rts(&a);
+	to_rts(&b);
+	/* max_send_wr 4: the fifth of a list is refused, the first four
+	 * go (completions not polled yet hold their slots). */
+	ck_assert_int_eq(mrv_post_send(a.qp, w, &bad), -EAGAIN);
+	ck_assert_ptr_eq(bad, &w[4]);
+	{
+		struct mrv_wc wc[4];
+
+		wait_wc(&a, wc, 4);
+		for (int i = 0; i < 4; i++) {
+			ck_assert_int_eq(wc[i].status, MRV_WC_SUCCESS);
+			ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i);
+		}
+	}
+	w[3].next = NULL;
+	ck_assert_int_eq(mrv_post_send(a.qp, w, &bad), 0);
+	{
+		struct mrv_wc wc[4];
+
+		wait_wc(&a, wc, 4);
+	}
+	side_close(&a);
+	side_close(&b);
+	daemons_down();
+}
+END_TEST
+
+/* A completion ring that fills up while the app does not poll: the rest
+ * waits in the daemon, which must come back for it once the app drains
+ * the ring, even if it went to sleep meanwhile. */
+START_TEST(mrv_poll_cq__full_ring_resumes_after_drain)
+{
+	struct side a, b;
+	struct mrv_qp_init_attr qa;
+	struct mrv_cq *small;
+	struct mrv_qp *qp;
+	struct mrv_sge sg;
+	struct mrv_send_wr w[24], *bad;
+	struct mrv_wc wc[24];
+	uint64_t t_first = 0, t_last = 0;
+	int got = 0;
+
+	daemons_up();
+	side_open(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
+	side_open(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 0);
+	/* a's QP on a 16-deep CQ instead. */
+	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
+	ck_assert_int_eq(mrv_create_cq(a.dev, 16, &small), 0);
+	qa = (struct mrv_qp_init_attr){
+		.send_cq = small, .recv_cq = small, .max_send_wr = 32};
+	ck_assert_int_eq(mrv_create_qp(a.pd, &qa, &qp), 0);
+	a.qp = qp;
+	to_rtr(&a, &b);
+	to_rtr(&b, &a);
+	to_rts(&a);
+	to_rts(&b);
+	sg = sge_of(&a, 0, 64);
+	for (int i = 0; i < 24; i++)
+		w[i] = (struct mrv_send_wr){.wr_id = (uint64_t)i,
+					    .next = i < 23 ? &w[i + 1] : NULL,
+					    .sg_list = &sg,
+					    .num_sge = 1,
+					    .opcode = MRV_WR_RDMA_WRITE,
+					    .send_flags = MRV_SEND_SIGNALED,
+					    .remote_addr =
+						    (uintptr_t)b.mr->addr,
+					    .rkey = b.mr->rkey};
+	/* Three bursts of 8 (the engine's CQ, 16 deep, never holds more
+	 * than 8): 16 fill the ring, 8 wait in the daemon, which sleeps. */
+	w[7].next = w[15].next = NULL;
+	for (int i = 0; i < 24; i += 8) {
+		ck_assert_int_eq(mrv_post_send(a.qp, &w[i], &bad), 0);
+		usleep(150000);
+	}
+	for (uint64_t end = now_ms() + 5000; got < 24 && now_ms() < end;) {
+		int k = mrv_wait_cq(small, 100);
+
+		ck_assert(k == 1 || k == -ETIMEDOUT);
+		k = mrv_poll_cq(small, 24 - got, wc + got);
+		ck_assert_int_ge(k, 0);
+		if (k && !got)
+			t_first = now_ms();
+		got += k;
+		if (k)
+			t_last = now_ms();
+	}
+	ck_assert_int_eq(got, 24);
+	/* Promptly: a daemon left asleep would only come back at its next
+	 * timer (up to a second when idle). */
+	ck_assert_msg(t_last - t_first < 500, "rest after %llu ms",
+		      (unsigned long long)(t_last - t_first));
+	for (int i = 0; i < 24; i++) {
+		ck_assert_int_eq(wc[i].status, MRV_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
+	ck_assert_int_eq(mrv_destroy_cq(small), 0);
+	ck_assert_int_eq(
+		mrv_create_qp(a.pd,
+			      &(struct mrv_qp_init_attr){.send_cq = a.cq,
+							 .recv_cq = a.cq},
+			      &a.qp),
+		0);
+	side_close(&a);
+	side_close(&b);
+	daemons_down();
+}
+END_TEST
+
+/* mrv_device_fd() for an application's own poll loop. */
+START_TEST(mrv_device_fd__readable_when_completions_arrive)
+{
+	struct side a, b;
+	struct mrv_sge sg, rs;
+	struct mrv_wc wc;
+	struct pollfd p;
+	int fd, k = 0;
+
+	daemons_up();
+	pair(&a, &b, MRV_TRANSPORT_ROCEV2);
+	fd = mrv_device_fd(b.dev);
+	ck_assert_int_ge(fd, 0);
+	p = (struct pollfd){.fd = fd, .events = POLLIN};
+	ck_assert_int_eq(mrv_poll_cq(b.cq, 1, &wc), 0); /* resets the fd */
+	ck_assert_int_eq(poll(&p, 1, 50), 0);		/* nothing yet */
+	for (int round = 0; round < 3; round++) {
+		rs = sge_of(&b, 0, 100);
+		recv1(&b, (uint64_t)round, &rs);
+		sg = sge_of(&a, 0, 100);
+		post1(&a, &(struct mrv_send_wr){.sg_list = &sg,
+						.num_sge = 1,
+						.opcode = MRV_WR_SEND});
+		/* Sleep in poll() until the daemon signals, then fetch. */
+		ck_assert_int_eq(poll(&p, 1, 5000), 1);
+		k = mrv_poll_cq(b.cq, 1, &wc);
+		ck_assert_int_eq(k, 1);
+		ck_assert_uint_eq(wc.wr_id, (uint64_t)round);
+		ck_assert_int_eq(mrv_poll_cq(b.cq, 1, &wc), 0);
+	}
+	side_close(&a);
+	side_close(&b);
+	daemons_down();
+}
+END_TEST
+
+/* Posts n receives on b that can only complete by a flush. */
+static void post_receives(struct side *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct mrv_sge sg = sge_of(b, (size_t)i * 100, 100);
+
+		recv1(b, 500 + (uint64_t)i, &sg);
+	}
+}
+
+static void expect_flushed(struct side *b, int n, uint64_t bound_ms)
+{
+	uint64_t t0 = now_ms();
+	struct mrv_wc wc[16];
+	int got = 0, k;
+
+	while (got < n && now_ms() - t0 < bound_ms) {
+		k = mrv_wait_cq(b->cq, 200);
+		if (k == -ENOTCONN)
+			break;
+		ck_assert_msg(k == 1 || k == -ETIMEDOUT, "wait_cq: %d", k);
+		k = mrv_poll_cq(b->cq, 16, wc + got);
+		ck_assert_int_ge(k, 0);
+		for (int i = 0; i < k; i++)
+			ck_assert_int_eq(wc[got + i].status,
+					 MRV_WC_WR_FLUSH_ERR);
+		got += k;
+	}
+	ck_assert_int_eq(got, n);
+	ck_assert_msg(now_ms() - t0 < bound_ms, "took %llu ms",
+		      (unsigned long long)(now_ms() - t0));
+	for (int i = 0; i < n; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, 500 + (uint64_t)i);
+		ck_assert_int_eq(wc[i].opcode, MRV_WC_RECV);
+	}
+	/* Then the device is dead: -ENOTCONN, never a hang. */
+	ck_assert_int_eq(mrv_poll_cq(b->cq, 1, wc), -ENOTCONN);
+	ck_assert_int_eq(mrv_wait_cq(b->cq, 1000), -ENOTCONN);
+	{
+		struct mrv_sge sg = sge_of(b, 0, 10);
+		struct mrv_send_wr w = {.sg_list = &sg,
+					.num_sge = 1,
+					.opcode = MRV_WR_SEND},
+				   *bad;
+
+		ck_assert_int_eq(mrv_post_send(b->qp, &w, &bad), -ENOTCONN);
+	}
+	ck_assert_int_eq(mrv_progress(b->dev), -ENOTCONN);
+}
+
+START_TEST(mroced__sigkill_flushes_outstanding_work)
+{
+	struct side a, b;
+
+	daemons_up();
+	pair(&a, &b, MRV_TRANSPORT_METAROCE);
+	post_receives(&b, 6);
+	daemon_stop(&dmn[1], SIGKILL);
+	expect_flushed(&b, 6, 3000);
+	/* Releasing the objects of a dead daemon still works. */
+	side_close(&b);
+	side_close(&a);
+	daemons_down();
+}
+END_TEST
+
+START_TEST(mroced__sigterm_exits_cleanly_with_flush_errors)
+{
+	struct side a, b;
+	struct stat st;
+	int status;
+
+	daemons_up();
+	pair(&a, &b, MRV_TRANSPORT_ROCEV2);
+	post_receives(&b, 5);
+	kill(dmn[1].pid, SIGTERM);
+	ck_assert_int_eq(waitpid(dmn[1].pid, &status, 0), dmn[1].pid);
+	dmn[1].pid = 0;
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(stat(dmn[1].sock, &st), -1); /* socket removed */
+	expect_flushed(&b, 5, 3000);
+	side_close(&b);
+	side_close(&a);
+	daemons_down();
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Raw control protocol                                                 */
+/* ------------------------------------------------------------------ */
+static int raw_call(int fd, uint16_t op, struct mrd_req *q, int sendfd,
+		    struct mrd_rep *r, int *rfds, int nrfds)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = q, .iov_len = sizeof(*q)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	int got = 0;
+
+	q->version = q->version ? q->version : MRD_VERSION;
+	q->op = op;
+	q->seq++;
+	if (sendfd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &sendfd, sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(fd, &m, 0), sizeof(*q));
+	iov = (struct iovec){r, sizeof(*r)};
+	m = (struct msghdr){.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	ck_assert_int_eq(recvmsg(fd, &m, 0), sizeof(*r));
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		for (size_t i = 0;
+		     i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int x;
+
+			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(x));
+			if (got < nrfds)
+				rfds[got++] = x;
+			else
+				close(x);
+		}
+	ck_assert_uint_eq(r->seq, q->seq);
+	return r->err;
+}
+
+static struct mrd_status status_of(const char *sock)
+{
+	struct mrd_req q = {0};
+	struct mrd_rep r;
+	int fd = sock_connect(sock);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_STATUS, &q, -1, &r, NULL, 0), 0);
+	close(fd);
+	return r.u.status;
+}
+
+START_TEST(mroced__bad_control_messages_get_named_errors)
+{
+	struct mrd_req q = {0};
+	struct mrd_rep r;
+	struct mrd_status st;
+	struct side a;
+	int fd, fd2, fds[3], mfd;
+	uint32_t cq;
+	char shortmsg[5] = "abcd";
+
+	daemons_up();
+	side_open(&a, &dmn[0], MRV_TRANSPORT_METAROCE, 0);
+	fd = sock_connect(dmn[0].sock);
+	ck_assert_int_ge(fd, 0);
+
+	/* Short message. */
+	ck_assert_int_eq(send(fd, shortmsg, 4, 0), 4);
+	ck_assert_int_eq(recv(fd, &r, sizeof(r), 0), sizeof(r));
+	ck_assert_int_eq(r.err, -EBADMSG);
+	/* Wrong version. */
+	q.version = 99;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_STATUS, &q, -1, &r, NULL, 0),
+			 -EPROTO);
+	q.version = MRD_VERSION;
+	/* Unknown op; verbs before HELLO. */
+	ck_assert_int_eq(raw_call(fd, 999, &q, -1, &r, NULL, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_ALLOC_PD, &q, -1, &r, NULL, 0),
+			 -ENOTCONN);
+	/* HELLO with a bad transport, then a good one. */
+	q.u.hello.transport = 9;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_HELLO, &q, -1, &r, NULL, 0),
+			 -EINVAL);
+	q.u.hello.transport = MRV_TRANSPORT_METAROCE;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_HELLO, &q, -1, &r, fds, 3), 0);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_HELLO, &q, -1, &r, NULL, 0),
+			 -EISCONN);
+	/* Another application's QP and CQ are not ours: -ENOENT. */
+	memset(&q.u, 0, sizeof(q.u));
+	q.u.qp.qpn = mrv_qp_num(a.qp);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_DESTROY_QP, &q, -1, &r, NULL, 0),
+			 -ENOENT);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_QUERY_QP, &q, -1, &r, NULL, 0),
+			 -ENOENT);
+	q.u.modify_qp.qpn = mrv_qp_num(a.qp);
+	q.u.modify_qp.state = MRV_QPS_ERR;
+	q.u.modify_qp.mask = MRV_QP_STATE;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_MODIFY_QP, &q, -1, &r, NULL, 0),
+			 -ENOENT);
+	/* a's QP was not touched. */
+	{
+		struct mrv_qp_attr at;
+
+		ck_assert_int_eq(mrv_query_qp(a.qp, &at), 0);
+		ck_assert_int_eq(at.qp_state, MRV_QPS_RESET);
+	}
+	/* Our own CQ, then someone else's CQ id from a second session. */
+	memset(&q.u, 0, sizeof(q.u));
+	q.u.create_cq.depth = 64;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_CREATE_CQ, &q, -1, &r, NULL, 0),
+			 0);
+	cq = r.u.cq.cq;
+	fd2 = sock_connect(dmn[0].sock);
+	ck_assert_int_ge(fd2, 0);
+	{
+		struct mrd_req q2 = {0};
+		struct mrd_rep r2;
+		int f2[3];
+
+		q2.u.hello.transport = MRV_TRANSPORT_METAROCE;
+		ck_assert_int_eq(
+			raw_call(fd2, MRD_OP_HELLO, &q2, -1, &r2, f2, 3), 0);
+		for (int i = 0; i < 3; i++)
+			close(f2[i]);
+		memset(&q2.u, 0, sizeof(q2.u));
+		q2.u.cq.cq = cq;
+		ck_assert_int_eq(
+			raw_call(fd2, MRD_OP_DESTROY_CQ, &q2, -1, &r2, NULL, 0),
+			-ENOENT);
+	}
+	close(fd2);
+	/* REG_MR: no PD, no memfd, a memfd not sealed against shrinking. */
+	memset(&q.u, 0, sizeof(q.u));
+	q.u.reg_mr.pd = 7;
+	q.u.reg_mr.len = 4096;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_REG_MR, &q, -1, &r, NULL, 0),
+			 -ENOENT);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_ALLOC_PD, &q, -1, &r, NULL, 0), 0);
+	q.u.reg_mr.pd = r.u.pd.handle;
+	q.u.reg_mr.len = 4096;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_REG_MR, &q, -1, &r, NULL, 0),
+			 -EINVAL);
+	mfd = memfd_create("t", MFD_CLOEXEC);
+	ck_assert_int_eq(ftruncate(mfd, 4096), 0);
+	ck_assert_int_eq(raw_call(fd, MRD_OP_REG_MR, &q, mfd, &r, NULL, 0),
+			 -EPERM);
+	close(mfd);
+	/* A submission entry for someone else's QP is dropped and counted
+	 * (the ring is drained before the next request). */
+	{
+		struct mrd_shm *h =
+			mmap(NULL, 4096 + MRD_SQ_ENTRIES * 64,
+			     PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+		struct mrd_sqe *sq;
+
+		ck_assert_ptr_ne(h, MAP_FAILED);
+		sq = (struct mrd_sqe *)((char *)h + 4096);
+		sq[0] = (struct mrd_sqe){.kind = MRD_SQE_SEND,
+					 .qpn = mrv_qp_num(a.qp)};
+		atomic_store(&h->sq.head, 1);
+		ck_assert_int_eq(
+			raw_call(fd, MRD_OP_QUERY_STATS, &q, -1, &r, NULL, 0),
+			0);
+		ck_assert_uint_eq(atomic_load(&h->sq.tail), 1);
+		munmap(h, 4096 + MRD_SQ_ENTRIES * 64);
+	}
+	st = status_of(dmn[0].sock);
+	ck_assert_uint_ge(st.ctl[1], 1); /* ctl_bad_size */
+	ck_assert_uint_ge(st.ctl[2], 1); /* ctl_bad_version */
+	ck_assert_uint_ge(st.ctl[3], 1); /* ctl_bad_op */
+	ck_assert_uint_ge(st.ctl[4], 5); /* ctl_bad_handle */
+	ck_assert_uint_ge(st.ctl[5], 1); /* ctl_no_hello */
+	ck_assert_uint_ge(st.ctl[8], 1); /* sq_bad_entries */
+	ck_assert_uint_eq(st.apps, 2);
+	/* An impossible ring index (the region is the app's to scribble
+	 * on): the daemon ends that session, nothing else. */
+	{
+		struct mrd_shm *h = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, fds[0], 0);
+		struct timeval tv = {.tv_sec = 3};
+		char buf[sizeof(r)];
+
+		ck_assert_ptr_ne(h, MAP_FAILED);
+		atomic_store(&h->sq.head,
+			     atomic_load(&h->sq.tail) + 3 * MRD_SQ_ENTRIES);
+		munmap(h, 4096);
+		q.version = MRD_VERSION;
+		q.op = MRD_OP_ALLOC_PD;
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+					    sizeof(tv)),
+				 0);
+		/* The daemon sees the index in its loop or when this request
+		 * drains the ring: a reply, then the end, or the end at once
+		 * (reset when our request was still unread). */
+		if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) == sizeof(q)) {
+			ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+			if (n == (ssize_t)sizeof(r))
+				n = recv(fd, buf, sizeof(buf), 0);
+			ck_assert_msg(n == 0 || (n < 0 && errno == ECONNRESET),
+				      "session not ended: %zd (%s)", n,
+				      strerror(errno));
+		}
+		st = status_of(dmn[0].sock);
+		ck_assert_uint_eq(st.apps, 1);
+		ck_assert_int_eq(mrv_progress(a.dev), 0); /* a is fine */
+	}
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	close(fd);
+	side_close(&a);
+	daemons_down();
+}
+END_TEST
+
+/* A killed application's objects are released by the daemon. */
+START_TEST(mroced__dead_application_is_reclaimed)
+{
+	struct mrd_status st;
+	int pfd[2];
+	pid_t kid;
+	char c;
+	uint64_t t0;
+
+	daemons_up();
+	ck_assert_int_eq(pipe(pfd), 0);
+	kid = fork();
+	ck_assert_int_ge(kid, 0);
+	if (!kid) {
+		struct side s;
+
+		side_open(&s, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
+		(void)!write(pfd[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+	st = status_of(dmn[0].sock);
+	ck_assert_uint_eq(st.apps, 1);
+	ck_assert_uint_eq(st.qps, 1);
+	ck_assert_uint_eq(st.mrs, 1);
+	ck_assert_uint_eq(st.cqs, 1);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	t0 = now_ms();
+	do {
+		usleep(10000);
+		st = status_of(dmn[0].sock);
+	} while (st.apps && now_ms() - t0 < 3000);
+	ck_assert_uint_eq(st.apps, 0);
+	ck_assert_uint_eq(st.qps, 0);
+	ck_assert_uint_eq(st.mrs, 0);
+	ck_assert_uint_eq(st.cqs, 0);
+	ck_assert_uint_eq(st.pds, 0);
+	ck_assert_uint_ge(st.ctl[9], 1); /* sessions_reaped */
+	close(pfd[0]);
+	close(pfd[1]);
+	daemons_down();
+}
+END_TEST
+
+Suite *daemon_suite(void)
+{
+	Suite *s = suite_create("daemon");
+	TCase *tc = tcase_create("daemon");
+	char bin[512];
+
+	daemon_bin(bin, sizeof(bin));
+	if (access(bin, X_OK)) {
+		mroce_skip("daemon", "mroced is not built");
+		return s;
+	}
+	tcase_add_test(tc, mrv_open_device__daemon_absent_is_enoent);
+	tcase_add_loop_test(tc, mrv_post_send__every_verb_through_daemons, 0,
+			    2);
+	tcase_add_test(tc, mrv_reg_mr__local_memory_through_bounce_buffer);
+	tcase_add_test(tc, mrv_post_send__state_queue_and_busy_errors);
+	tcase_add_test(tc, mrv_poll_cq__full_ring_resumes_after_drain);
+	tcase_add_test(tc, mrv_device_fd__readable_when_completions_arrive);
+	tcase_add_test(tc, mroced__sigkill_flushes_outstanding_work);
+	tcase_add_test(tc, mroced__sigterm_exits_cleanly_with_flush_errors);
+	tcase_add_test(tc, mroced__bad_control_messages_get_named_errors);
+	tcase_add_test(tc, mroced__dead_application_is_reclaimed);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+MROCE_SUITE(daemon_suite)

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The endpoint pump (user/io/endpoint.h): one I/O backend feeding up to
+ * two engines (MetaRoCE on one UDP port, RoCEv2 on the other), shared by
+ * libmroce's embedded mode and the mroced daemon.
+ *
+ * Per engine the endpoint keeps the address book the backend needs for
+ * transmit (engine peer id -> address), a one-entry cache of the last
+ * receive source (packets arrive in trains), and the packets the engine
+ * produced that the backend has not accepted yet. Across engines it keeps
+ * the connections and QPs it registered with the XDP program, so that
+ * close() removes every entry it added.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mroce/abi.h"
+#include "mroce/io_afxdp.h"
+#include "mroce/wire.h"
+#include "endpoint.h"
+
+/*
+ * The AF_XDP backend's extras exist only when user/io/afxdp.c is in the
+ * library (`make NO_AFXDP=1` leaves it out): weak references, NULL then.
+ * Without afxdp.c no AF_XDP backend can be opened, so they are only called
+ * when they exist.
+ */
+extern int mroce_io_afxdp_conn_add(struct mroce_io *io, uint8_t proto,
+				   uint32_t id, const struct mroce_conn_val *v)
+	__attribute__((weak));
+extern int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto,
+				   uint32_t id) __attribute__((weak));
+
+#define EP_RX_BATCH 64
+#define EP_TX_BATCH 64
+#define EP_RX_ROUNDS 4	/* bounded: a flood cannot starve tx and timers */
+#define EP_TX_ROUNDS 16
+
+struct ep_eng {
+	struct mroce_engine *e;	/* NULL: transport not run */
+	uint8_t transport;
+	uint16_t port;		/* UDP destination port that feeds it */
+	uint16_t mtu;
+	/* engine peer id -> address (transmit destination) */
+	struct mroce_peer_addr *peers;
+	int npeers;
+	/* last receive source */
+	uint8_t last_family;
+	uint8_t last_src[16];
+	int last_peer;
+	/* produced by the engine, not yet accepted by the backend */
+	struct mroce_tx_pkt tx[EP_TX_BATCH];
+	int tx_head, tx_n;
+	uint8_t *txbuf;
+};
+
+struct mroce_ep {
+	struct mroce_io *io;
+	bool afxdp;
+	uint8_t family;
+	uint8_t local[16];
+	size_t txcap;
+	struct ep_eng eng[2];	/* [0] MetaRoCE, [1] RoCEv2 */
+	/* XDP `conns` entries we added: MetaRoCE conn ids by slot (0 =
+	 * none), RoCEv2 QPNs in a plain array. */
+	uint32_t *mr_ids;
+	uint32_t mr_nslots;
+	uint32_t *qpns;
+	uint32_t nqpns, qpns_cap;
+};
+
+uint64_t mroce_ep_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int fill_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = getrandom(p, len, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* AF_XDP frames are never fragmented: the payload per packet must fit the
+ * interface MTU with IPv6 + UDP + the largest transport header and ICRC.
+ * RoCE-style, the largest power of two that fits with room to spare
+ * (1500 -> 1024, 9000 -> 8192). */
+static int mtu_for_ifname(const char *ifname, uint16_t *out)
+{
+	struct ifreq ifr = {0};
+	int fd, err = 0;
+
+	if (!ifname || strlen(ifname) >= sizeof(ifr.ifr_name))
+		return -EINVAL;
+	strcpy(ifr.ifr_name, ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	for (int m = MROCE_MAX_PAYLOAD; m >= 256; m /= 2)
+		if (m + 128 <= ifr.ifr_mtu) {
+			*out = (uint16_t)m;
+			return 0;
+		}
+	return -EINVAL; /* below IPv6's minimum: not a usable link */
+}
+
+static struct ep_eng *eng_of(struct mroce_ep *ep, enum mroce_transport t)
+{
+	struct ep_eng *g;
+
+	if (t != MROCE_TRANSPORT_METAROCE && t != MROCE_TRANSPORT_ROCEV2)
+		return NULL;
+	g = &ep->eng[t == MROCE_TRANSPORT_ROCEV2];
+	return g->e ? g : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open / close                                                         */
+/* ------------------------------------------------------------------ */
+static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
+		    const struct mroce_engine_cfg *in, uint8_t transport,
+		    const char *ifname)
+{
+	struct mroce_engine_cfg ec = *in;
+	int err;
+
+	ec.transport = transport;
+	if (!ec.mtu && ep->afxdp) {
+		err = mtu_for_ifname(ifname, &ec.mtu);
+		if (err < 0)
+			return err;
+	}
+	if (ep->afxdp && transport == MROCE_TRANSPORT_METAROCE) {
+		/* Connection slots index the XDP program's per-connection
+		 * arrays. */
+		if (!ec.max_conns)
+			ec.max_conns = MROCE_MAX_CONNS;
+		if (ec.max_conns > MROCE_MAX_CONNS)
+			return -EINVAL;
+	}
+	if (ec.seed) {
+		/* Reproducible runs: derive the cookie key from the seed. */
+		for (int i = 0; i < 16; i++)
+			ec.secret[i] = (uint8_t)(ec.seed >> (8 * (i & 7))) ^
+				       (uint8_t)i;
+	} else {
+		err = fill_random(&ec.seed, sizeof(ec.seed));
+		if (!err)
+			err = fill_random(ec.secret, sizeof(ec.secret));
+		if (err < 0)
+			return err;
+	}
+	mroce_engine_cfg_default(&ec);
+	err = mroce_engine_create(&ec, &g->e);
+	if (err < 0)
+		return err;
+	g->transport = transport;
+	g->mtu = ec.mtu;
+	g->last_family = 0xff; /* matches no real family */
+	if (transport == MROCE_TRANSPORT_METAROCE && ep->afxdp) {
+		ep->mr_ids = calloc(ec.max_conns, sizeof(*ep->mr_ids));
+		if (!ep->mr_ids)
+			return -ENOMEM;
+		ep->mr_nslots = ec.max_conns;
+	}
+	return 0;
+}
+
+static int parse_addr(const char *s, uint8_t *family, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	if (!s)
+		return -EINVAL;
+	if (inet_pton(AF_INET, s, addr) == 1) {
+		*family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, addr) == 1) {
+		*family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
+{
+	struct mroce_io_cfg ic;
+	struct mroce_ep *ep;
+	uint16_t mtu = 0;
+	int err;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	*out = NULL;
+	if ((cfg->eng[0].transport &&
+	     cfg->eng[0].transport != MROCE_TRANSPORT_METAROCE) ||
+	    (cfg->eng[1].transport &&
+	     cfg->eng[1].transport != MROCE_TRANSPORT_ROCEV2) ||
+	    (!cfg->eng[0].transport && !cfg->eng[1].transport))
+		return -EINVAL;
+	if (cfg->io.kind != MROCE_IO_UDP && cfg->io.kind != MROCE_IO_AFXDP)
+		return -EINVAL;
+	if (cfg->io.family != AF_INET && cfg->io.family != AF_INET6)
+		return -EINVAL;
+	if (cfg->io.kind == MROCE_IO_AFXDP &&
+	    (!cfg->io.ifname || !mroce_io_afxdp_conn_add ||
+	     !mroce_io_afxdp_conn_del))
+		return cfg->io.ifname ? -ENOTSUP : -EINVAL;
+	ic = cfg->io;
+	if (!ic.mroce_port)
+		ic.mroce_port = MROCE_UDP_PORT;
+	if (!ic.rocev2_port)
+		ic.rocev2_port = ROCEV2_UDP_PORT;
+	if (ic.mroce_port == ic.rocev2_port)
+		return -EINVAL;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->afxdp = ic.kind == MROCE_IO_AFXDP;
+	ep->family = ic.family;
+	memcpy(ep->local, ic.local_addr, 16);
+	for (int i = 0; i < 2; i++) {
+		struct ep_eng *g = &ep->eng[i];
+
+		if (!cfg->eng[i].transport)
+			continue;
+		err = eng_open(ep, g, &cfg->eng[i], cfg->eng[i].transport,
+			       ic.ifname);
+		if (err < 0)
+			goto fail;
+		g->port = i ? ic.rocev2_port : ic.mroce_port;
+		if (g->mtu > mtu)
+			mtu = g->mtu;
+	}
+
+	if (!ic.frame_size)
+		ic.frame_size = 4096;
+	if (!ic.nframes)
+		ic.nframes = 4096;
+	if (mtu > 3072)
+		ic.multi_buffer = true; /* frame + headers > one 4 KiB frame */
+	if (!ic.sport_min && !ic.sport_max) {
+		ic.sport_min = MROCE_SPORT_MIN;
+		ic.sport_max = MROCE_SPORT_MAX;
+	}
+	err = mroce_io_open(&ic, &ep->io);
+	if (err < 0)
+		goto fail;
+
+	ep->txcap = MROCE_MAX_PAYLOAD + 256;
+	for (int i = 0; i < 2; i++) {
+		if (!ep->eng[i].e)
+			continue;
+		ep->eng[i].txbuf = malloc(EP_TX_BATCH * ep->txcap);
+		if (!ep->eng[i].txbuf) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	*out = ep;
+	return 0;
+fail:
+	mroce_ep_close(ep);
+	return err;
+}
+
+void mroce_ep_close(struct mroce_ep *ep)
+{
+	if (!ep)
+		return;
+	if (ep->io && ep->afxdp) {
+		/* Entries belong to us, not to the backend: remove them. */
+		for (uint32_t s = 0; s < ep->mr_nslots; s++)
+			if (ep->mr_ids[s])
+				(void)mroce_io_afxdp_conn_del(
+					ep->io, MROCE_CONN_METAROCE,
+					ep->mr_ids[s]);
+		for (uint32_t i = 0; i < ep->nqpns; i++)
+			(void)mroce_io_afxdp_conn_del(ep->io, MROCE_CONN_ROCEV2,
+						      ep->qpns[i]);
+	}
+	if (ep->io)
+		mroce_io_close(ep->io);
+	for (int i = 0; i < 2; i++) {
+		mroce_engine_destroy(ep->eng[i].e);
+		free(ep->eng[i].peers);
+		free(ep->eng[i].txbuf);
+	}
+	free(ep->mr_ids);
+	free(ep->qpns);
+	free(ep);
+}
+
+struct mroce_engine *mroce_ep_engine(struct mroce_ep *ep,
+				     enum mroce_transport t)
+{
+	struct ep_eng *g = ep ? eng_of(ep, t) : NULL;
+
+	return g ? g->e : NULL;
+}
+
+struct mroce_io *mroce_ep_io(struct mroce_ep *ep)
+{
+	return ep ? ep->io : NULL;
+}
+
+int mroce_ep_fd(const struct mroce_ep *ep)
+{
+	return ep ? mroce_io_fd(ep->io) : -1;
+}
+
+uint16_t mroce_ep_mtu(const struct mroce_ep *ep)
+{
+	uint16_t m = 0;
+
+	if (!ep)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (ep->eng[i].e && ep->eng[i].mtu > m)
+			m = ep->eng[i].mtu;
+	return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* Peers                                                                */
+/* ------------------------------------------------------------------ */
+/* Remember the address of engine peer `id` for transmit. */
+static int note_peer(struct ep_eng *g, int id, const struct mroce_peer_addr *a)
+{
+	if (id >= g->npeers) {
+		int cap = g->npeers ? g->npeers : 16;
+		struct mroce_peer_addr *np;
+
+		while (cap <= id)
+			cap *= 2;
+		np = realloc(g->peers, (size_t)cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		memset(np + g->npeers, 0,
+		       (size_t)(cap - g->npeers) * sizeof(*np));
+		g->peers = np;
+		g->npeers = cap;
+	}
+	g->peers[id] = *a;
+	return 0;
+}
+
+static int peer_for(struct mroce_ep *ep, struct ep_eng *g, uint8_t family,
+		    const uint8_t addr[16])
+{
+	struct mroce_peer_addr a = {.family = family};
+	int id, err;
+
+	if (family == g->last_family && !memcmp(addr, g->last_src, 16))
+		return g->last_peer;
+	memcpy(a.addr, addr, 16);
+	memcpy(a.local, ep->local, 16);
+	id = mroce_peer_add(g->e, &a);
+	if (id < 0)
+		return id;
+	err = note_peer(g, id, &a);
+	if (err < 0)
+		return err;
+	g->last_family = family;
+	memcpy(g->last_src, addr, 16);
+	g->last_peer = id;
+	return id;
+}
+
+int mroce_ep_peer_by_name(struct mroce_ep *ep, enum mroce_transport t,
+			  const char *s)
+{
+	uint8_t family, addr[16];
+	struct ep_eng *g;
+	int err;
+
+	if (!ep)
+		return -EINVAL;
+	err = parse_addr(s, &family, addr);
+	if (err < 0)
+		return err;
+	g = eng_of(ep, t);
+	if (!g)
+		return -ENOENT;
+	if (family != ep->family)
+		return -EAFNOSUPPORT;
+	return peer_for(ep, g, family, addr);
+}
+
+const struct mroce_peer_addr *mroce_ep_peer_addr(const struct mroce_ep *ep,
+						 enum mroce_transport t,
+						 int peer)
+{
+	const struct ep_eng *g;
+
+	if (!ep || peer < 0)
+		return NULL;
+	g = eng_of((struct mroce_ep *)ep, t);
+	if (!g || peer >= g->npeers || !g->peers[peer].family)
+		return NULL;
+	return &g->peers[peer];
+}
+
+/* ------------------------------------------------------------------ */
+/* Events -> XDP conns map                                              */
+/* ------------------------------------------------------------------ */
+static int qpn_track(struct mroce_ep *ep, uint32_t qpn, bool add)
+{
+	for (uint32_t i = 0; i < ep->nqpns; i++) {
+		if (ep->qpns[i] != qpn)
+			continue;
+		if (!add)
+			ep->qpns[i] = ep->qpns[--ep->nqpns];
+		return 0;
+	}
+	if (!add)
+		return 0;
+	if (ep->nqpns == ep->qpns_cap) {
+		uint32_t cap = ep->qpns_cap ? ep->qpns_cap * 2 : 64;
+		uint32_t *n = realloc(ep->qpns, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ep->qpns = n;
+		ep->qpns_cap = cap;
+	}
+	ep->qpns[ep->nqpns++] = qpn;
+	return 0;
+}
+
+static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
+{
+	struct mroce_conn_val cv = {0};
+	int err;
+
+	switch (v->type) {
+	case MROCE_EV_CONN_UP:
+		if (v->slot >= ep->mr_nslots)
+			return -EINVAL;
+		cv.slot = v->slot;
+		cv.peer_conn_id = v->peer_id;
+		err = mroce_io_afxdp_conn_add(ep->io, MROCE_CONN_METAROCE,
+					      v->id, &cv);
+		if (err < 0)
+			return err;
+		ep->mr_ids[v->slot] = v->id;
+		return 0;
+	case MROCE_EV_CONN_DOWN:
+		if (v->slot < ep->mr_nslots && ep->mr_ids[v->slot] == v->id)
+			ep->mr_ids[v->slot] = 0;
+		err = mroce_io_afxdp_conn_del(ep->io, MROCE_CONN_METAROCE,
+					      v->id);
+		return err == -ENOENT ? 0 : err;
+	case MROCE_EV_QP_UP:
+		/* Track first: close() must be able to remove it. */
+		err = qpn_track(ep, v->id, true);
+		if (err < 0)
+			return err;
+		err = mroce_io_afxdp_conn_add(ep->io, MROCE_CONN_ROCEV2, v->id,
+					      &cv);
+		if (err < 0)
+			(void)qpn_track(ep, v->id, false);
+		return err;
+	case MROCE_EV_QP_DOWN:
+		(void)qpn_track(ep, v->id, false);
+		err = mroce_io_afxdp_conn_del(ep->io, MROCE_CONN_ROCEV2, v->id);
+		return err == -ENOENT ? 0 : err;
+	default:
+		return 0;
+	}
+}
+
+int mroce_ep_sync(struct mroce_ep *ep)
+{
+	int first = 0;
+
+	if (!ep)
+		return -EINVAL;
+	for (int i = 0; i < 2; i++) {
+		struct mroce_engine_event v;
+
+		if (!ep->eng[i].e)
+			continue;
+		while (mroce_engine_poll_event(ep->eng[i].e, &v) == 1) {
+			int err;
+
+			if (!ep->afxdp)
+				continue; /* UDP: the kernel steers by port */
+			err = apply_event(ep, &v);
+			if (err < 0 && !first)
+				first = err;
+		}
+	}
+	return first;
+}
+
+/* ------------------------------------------------------------------ */
+/* The pump                                                             */
+/* ------------------------------------------------------------------ */
+static int pump_rx(struct mroce_ep *ep, uint64_t now)
+{
+	struct mroce_io_rx rx[EP_RX_BATCH];
+	int total = 0;
+
+	for (int round = 0; round < EP_RX_ROUNDS; round++) {
+		int n = mroce_io_rx(ep->io, rx, EP_RX_BATCH);
+
+		if (n <= 0)
+			return total ? total : n;
+		for (int i = 0; i < n; i++) {
+			struct mroce_rx_meta m = {
+				.sport = rx[i].sport,
+				.ce = rx[i].ce,
+			};
+			struct ep_eng *g;
+
+			if (ep->eng[0].e && rx[i].dport == ep->eng[0].port)
+				g = &ep->eng[0];
+			else if (ep->eng[1].e &&
+				 rx[i].dport == ep->eng[1].port)
+				g = &ep->eng[1];
+			else
+				continue; /* a transport we do not run */
+			m.peer = peer_for(ep, g, rx[i].family, rx[i].src);
+			if (m.peer < 0)
+				continue;
+			/* Drops are counted by the engine. */
+			(void)mroce_engine_rx(g->e, &m, rx[i].data, rx[i].len,
+					      now);
+		}
+		mroce_io_rx_release(ep->io, rx, n);
+		total += n;
+		if (n < EP_RX_BATCH)
+			break;
+	}
+	return total;
+}
+
+/* One engine's transmit: returns packets sent, and whether the backend
+ * pushed back (*full). */
+static int pump_tx_eng(struct mroce_ep *ep, struct ep_eng *g, uint64_t now,
+		       bool *full)
+{
+	struct mroce_io_tx tx[EP_TX_BATCH];
+	int n, sent;
+
+	*full = false;
+	if (!g->tx_n) {
+		for (int i = 0; i < EP_TX_BATCH; i++)
+			g->tx[i].buf = g->txbuf + i * ep->txcap;
+		n = mroce_engine_tx(g->e, g->tx, EP_TX_BATCH, ep->txcap, now);
+		if (n <= 0)
+			return 0;
+		g->tx_head = 0;
+		g->tx_n = n;
+	}
+	n = g->tx_n;
+	for (int i = 0; i < n; i++) {
+		const struct mroce_tx_pkt *p = &g->tx[g->tx_head + i];
+
+		tx[i] = (struct mroce_io_tx){
+			.data = p->buf,
+			.len = p->len,
+			.dst = p->peer >= 0 && p->peer < g->npeers &&
+					       g->peers[p->peer].family
+				       ? &g->peers[p->peer]
+				       : NULL,
+			.sport = p->sport,
+			.dport = p->dport,
+			.ect = p->ect,
+		};
+	}
+	sent = mroce_io_tx(ep->io, tx, n);
+	if (sent < 0) {
+		/* Unsendable batch (e.g. unknown peer): lost as on a wire;
+		 * the transport retransmits or fails it. */
+		g->tx_n = 0;
+		return 0;
+	}
+	g->tx_head += sent;
+	g->tx_n -= sent;
+	*full = g->tx_n > 0;
+	return sent;
+}
+
+static int pump_tx(struct mroce_ep *ep, uint64_t now)
+{
+	int total = 0;
+	bool busy[2] = {ep->eng[0].e != NULL, ep->eng[1].e != NULL};
+
+	for (int round = 0; round < EP_TX_ROUNDS && (busy[0] || busy[1]);
+	     round++) {
+		for (int i = 0; i < 2; i++) {
+			bool full;
+			int k;
+
+			if (!busy[i])
+				continue;
+			k = pump_tx_eng(ep, &ep->eng[i], now, &full);
+			total += k;
+			/* Stop on pressure or when the engine ran dry. */
+			if (full)
+				return total;
+			if (k < EP_TX_BATCH)
+				busy[i] = false;
+		}
+	}
+	return total;
+}
+
+int mroce_ep_flush(struct mroce_ep *ep, uint64_t now)
+{
+	int err;
+
+	if (!ep)
+		return -EINVAL;
+	/* Events first: nothing leaves before its id is registered. */
+	err = mroce_ep_sync(ep);
+	if (err < 0) {
+		(void)pump_tx(ep, now);
+		return err;
+	}
+	return pump_tx(ep, now);
+}
+
+int mroce_ep_progress(struct mroce_ep *ep, uint64_t now)
+{
+	int rx, tx, err, serr;
+
+	if (!ep)
+		return -EINVAL;
+	rx = pump_rx(ep, now);
+	serr = mroce_ep_sync(ep);
+	for (int i = 0; i < 2; i++)
+		if (ep->eng[i].e &&
+		    mroce_engine_next_timer(ep->eng[i].e, now) <= now)
+			mroce_engine_tick(ep->eng[i].e, now);
+	err = mroce_ep_sync(ep);
+	if (!serr)
+		serr = err;
+	tx = pump_tx(ep, now);
+	if (rx < 0)
+		return rx;
+	if (serr < 0)
+		return serr;
+	return rx + tx;
+}
+
+uint64_t mroce_ep_next_timer(const struct mroce_ep *ep, uint64_t now)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (!ep)
+		return UINT64_MAX;
+	for (int i = 0; i < 2; i++) {
+		const struct ep_eng *g = &ep->eng[i];
+		uint64_t w;
+
+		if (!g->e)
+			continue;
+		if (g->tx_n)
+			return now; /* refused packets wait to be sent */
+		w = mroce_engine_next_timer(g->e, now);
+		if (w < t)
+			t = w;
+	}
+	return t;
+}
