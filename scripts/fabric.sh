@@ -295,14 +295,18 @@ path_state_write() {
 		"$RATE" "$LOSS" "$BH" "$ECN_RATE" "$ECN_THRESH" >"$SD/path$1"
 }
 
-# Apply path j's current settings ($RATE ... from path_state) on both leaves.
+# Apply path j's current settings ($RATE ... from path_state) on both leaves;
+# the optional second argument names the parts to apply (words rate, nft,
+# ecn; default all), so that a blackhole switched mid-run lands quickly.
 path_apply() {
-	local j=$1 ns bps burst ppm rules cfg l
+	local j=$1 what=${2:-rate nft ecn} ns bps burst ppm rules cfg l
 	for l in 1 2; do
 		ns=${PREFIX}l$l
 		# rate: tbf on the path port (burst: 1 ms of traffic, at least
 		# four full frames so that jumbo frames pass)
-		if [ "$RATE" = off ]; then
+		if [[ " $what " != *" rate "* ]]; then
+			:
+		elif [ "$RATE" = off ]; then
 			tc -n "$ns" qdisc del dev "p$j" root 2>/dev/null
 		else
 			bps=$(parse_rate "$RATE")
@@ -313,6 +317,7 @@ path_apply() {
 				die "tbf on $ns p$j"
 		fi
 		# loss and blackhole: nftables chain of the path
+		[[ " $what " == *" nft "* ]] || continue
 		rules="flush chain inet fabric path$j"$'\n'
 		[ "$BH" = on ] &&
 			rules+="add rule inet fabric path$j counter drop"$'\n'
@@ -320,6 +325,10 @@ path_apply() {
 		[ "$ppm" -gt 0 ] &&
 			rules+="add rule inet fabric path$j numgen random mod 1000000 < $ppm counter drop"$'\n'
 		ip netns exec "$ns" nft -f - <<<"$rules" || die "nft on $ns"
+	done
+	[[ " $what " == *" ecn "* ]] || return 0
+	for l in 1 2; do
+		ns=${PREFIX}l$l
 		# ECN marker configuration
 		cfg=$(ecn_map "$l" "$j" 4)
 		[ -n "$cfg" ] || die "ECN marker of $ns p$j unknown"
@@ -496,7 +505,12 @@ cmd_impair() {
 	[ -z "$O_BH" ] || BH=$O_BH
 	[ -z "$O_ECN_RATE" ] || ECN_RATE=$O_ECN_RATE
 	[ -z "$O_ECN_THRESH" ] || ECN_THRESH=$O_ECN_THRESH
-	path_apply "$O_PATH"
+	local what=""
+	[ -z "$O_RATE" ] || what+=" rate"
+	[ -z "$O_LOSS$O_BH" ] || what+=" nft"
+	[ -z "$O_ECN_RATE$O_ECN_THRESH" ] || what+=" ecn"
+	[ -n "$what" ] || what="rate nft ecn"
+	path_apply "$O_PATH" "$what"
 	path_state_write "$O_PATH"
 }
 

@@ -5,8 +5,9 @@
  * both transports, output columns checked by position; and
  * tests/net/perf_loss.sh: the same with --verify over a loopback that
  * drops 2% of the packets (nftables), where every byte must still be right;
- * and tests/net/perf_afxdp.sh: RoCEv2 over the AF_XDP backend between two
- * namespaces (skipped where XDP/AF_XDP is not available).
+ * and tests/net/perf_afxdp.sh: both transports over the AF_XDP backend
+ * between two namespaces at MTU 1500 and 9000, with the XDP counters
+ * checked (skipped where XDP/AF_XDP is not available).
  */
 #include "../harness.h"
 

@@ -70,6 +70,8 @@ static const char usage_text[] =
 	"    mroce_blast --rx --ifname IF [options]\n"
 	"    mroce_blast --udp --tx --dst IP [options]\n"
 	"    mroce_blast --udp --rx [options]\n"
+	"    mroce_blast --udp --pingpong --rx [options]\n"
+	"    mroce_blast --udp --pingpong --tx --dst IP [options]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Sends UDP frames as fast as the fabric takes them, or counts the "
@@ -81,10 +83,20 @@ static const char usage_text[] =
 	"    to IF redirects UDP to --dport into the socket, and is detached "
 	"at\n"
 	"    exit); --udp uses kernel sockets instead (sendmmsg / recvmmsg).\n"
+	"    --udp --pingpong measures latency instead: the TX side sends one\n"
+	"    datagram of --size bytes from --sport and busy-waits for the RX\n"
+	"    side to echo it, --count times (a reply missing for 100 ms is\n"
+	"    counted as lost and the next ping goes out); both sides spin, as\n"
+	"    mroce_perf's latency tests do. The TX side reports half the round\n"
+	"    trip (min, median, 99th and 99.9th percentile, average, in us),\n"
+	"    the unit of mroce_perf write_lat; the RX side the echoes it sent.\n"
 	"\n"
 	"OPTIONS\n"
 	"    --tx, --rx         direction (one is required)\n"
 	"    --udp              kernel UDP socket instead of AF_XDP\n"
+	"    --pingpong         with --udp: latency ping-pong (above); --count\n"
+	"                       defaults to 1000, RX stops after --count echoes\n"
+	"                       or --seconds\n"
 	"    --ifname IF        interface (AF_XDP; required)\n"
 	"    --queue Q          queue of IF (default 0)\n"
 	"    --src IP           source IPv4 address (AF_XDP TX)\n"
@@ -118,12 +130,20 @@ static const char usage_text[] =
 	"frames,\n"
 	"    and TX: busy kicks (EAGAIN/EBUSY/ENOBUFS, normal) and hard "
 	"errors.\n"
+	"    --pingpong TX: pings, replies, lost, half round trip min / p50 /\n"
+	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\").\n"
 	"\n"
 	"EXIT STATUS\n"
-	"    0 ran, 1 setup failed (message names the step), 2 usage error.\n";
+	"    0 ran, 1 setup failed (message names the step) or, ping-pong,\n"
+	"    no reply at all, 2 usage error.\n"
+	"\n"
+	"EXAMPLE\n"
+	"    mroce_blast --udp --pingpong --rx --seconds 10 &\n"
+	"    mroce_blast --udp --pingpong --tx --dst 10.77.2.2 --size 8 "
+	"--count 5000\n";
 
 struct opts {
-	bool tx, rx, udp, json;
+	bool tx, rx, udp, json, pingpong;
 	const char *ifname, *src, *dst, *dmac, *smac, *ready;
 	int queue, sport, flows, dport, size, seconds;
 	long count;
@@ -135,6 +155,9 @@ struct result {
 	uint64_t packets, bytes, busy, errors;
 	uint64_t xdp_matched, xdp_redirected;
 	double seconds;
+	/* ping-pong: half round trips in us, sorted */
+	double *lat;
+	uint64_t lost;
 };
 
 static volatile sig_atomic_t stop;
@@ -659,12 +682,184 @@ static int udp_rx(const struct opts *o, struct result *r)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Kernel UDP ping-pong: the latency baseline                           */
+/* ------------------------------------------------------------------ */
+static int udp_socket(const struct opts *o, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (void *)&a, sizeof(a))) {
+		fprintf(stderr, "mroce_blast: UDP bind %u: %s\n", port,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	(void)o;
+	return fd;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Echo every datagram back to its sender, spinning. */
+static int pp_rx(const struct opts *o, struct result *r)
+{
+	static char buf[65536];
+	int fd = udp_socket(o, (uint16_t)o->dport);
+	double t0, end;
+
+	if (fd < 0)
+		return 1;
+	signal_ready(o);
+	r->mode = "udp-pingpong-rx";
+	t0 = now_s();
+	end = t0 + o->seconds;
+	while (!stop && (o->count <= 0 || r->packets < (uint64_t)o->count)) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT,
+				     (void *)&from, &fl);
+
+		if (n < 0) {
+			if ((r->busy++ & 1023) == 0 && now_s() >= end)
+				break;
+			continue;
+		}
+		if (sendto(fd, buf, (size_t)n, 0, (void *)&from, fl) != n) {
+			r->errors++;
+			continue;
+		}
+		r->packets++;
+		r->bytes += HDR_LEN + (uint64_t)n;
+	}
+	r->seconds = now_s() - t0;
+	r->busy = 0;
+	close(fd);
+	return 0;
+}
+
+/* Send one ping, spin until its echo (matched by sequence number) is
+ * back; half the round trip is the sample. */
+static int pp_tx(const struct opts *o, struct result *r)
+{
+	static char buf[65536], in[65536];
+	struct sockaddr_in dst = {.sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)o->dport)};
+	long count = o->count > 0 ? o->count : 1000;
+	size_t size = o->size < 8 ? 8 : (size_t)o->size;
+	double t0;
+	int fd;
+
+	if (!o->dst || inet_pton(AF_INET, o->dst, &dst.sin_addr) != 1) {
+		fprintf(stderr, "mroce_blast: --pingpong --tx needs --dst IP\n");
+		return 2;
+	}
+	r->lat = calloc((size_t)count, sizeof(*r->lat));
+	if (!r->lat) {
+		fprintf(stderr, "mroce_blast: out of memory\n");
+		return 1;
+	}
+	fd = udp_socket(o, (uint16_t)o->sport);
+	if (fd < 0)
+		return 1;
+	if (connect(fd, (void *)&dst, sizeof(dst))) {
+		fprintf(stderr, "mroce_blast: UDP connect: %s\n",
+			strerror(errno));
+		close(fd);
+		return 1;
+	}
+	memset(buf, 0xa5, size);
+	r->mode = "udp-pingpong";
+	t0 = now_s();
+	for (uint64_t seq = 0; seq < (uint64_t)count && !stop; seq++) {
+		double ts = now_s(), t;
+		bool got = false;
+
+		memcpy(buf, &seq, sizeof(seq));
+		if (send(fd, buf, size, 0) != (ssize_t)size) {
+			r->errors++;
+			continue;
+		}
+		r->bytes += HDR_LEN + size;
+		while (!stop) {
+			ssize_t n = recv(fd, in, sizeof(in), MSG_DONTWAIT);
+			uint64_t got_seq;
+
+			t = now_s();
+			if (n >= (ssize_t)sizeof(got_seq)) {
+				memcpy(&got_seq, in, sizeof(got_seq));
+				if (got_seq == seq) {
+					got = true;
+					break;
+				}
+				continue; /* a late echo of a lost ping */
+			}
+			if (t - ts > 0.1)
+				break;
+		}
+		if (!got) {
+			r->lost++;
+			continue;
+		}
+		r->lat[r->packets++] = (t - ts) * 1e6 / 2;
+	}
+	r->seconds = now_s() - t0;
+	close(fd);
+	qsort(r->lat, r->packets, sizeof(*r->lat), cmp_double);
+	return r->packets ? 0 : 1;
+}
+
+static double pct(const struct result *r, double p)
+{
+	uint64_t i;
+
+	if (!r->packets)
+		return 0;
+	i = (uint64_t)(p * (double)(r->packets - 1) + 0.5);
+	return r->lat[i];
+}
+
+static void pp_report(const struct opts *o, const struct result *r)
+{
+	double sum = 0;
+
+	for (uint64_t i = 0; i < r->packets; i++)
+		sum += r->lat[i];
+	if (o->json) {
+		printf("{\"mode\":\"%s\",\"size\":%d,\"pings\":%llu,"
+		       "\"replies\":%llu,\"lost\":%llu,\"half_rtt_us\":{"
+		       "\"min\":%.2f,\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
+		       "\"avg\":%.2f}}\n",
+		       r->mode, o->size < 8 ? 8 : o->size,
+		       (unsigned long long)(r->packets + r->lost + r->errors),
+		       (unsigned long long)r->packets,
+		       (unsigned long long)r->lost, pct(r, 0), pct(r, 0.5),
+		       pct(r, 0.99), pct(r, 0.999),
+		       r->packets ? sum / (double)r->packets : 0);
+		return;
+	}
+	printf("%s: %llu replies, %llu lost, %d-byte payload; half round trip "
+	       "us: min %.2f p50 %.2f p99 %.2f p99.9 %.2f avg %.2f\n",
+	       r->mode, (unsigned long long)r->packets,
+	       (unsigned long long)r->lost, o->size < 8 ? 8 : o->size,
+	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999),
+	       r->packets ? sum / (double)r->packets : 0);
+}
+
 static void report(const struct opts *o, const struct result *r)
 {
 	double s = r->seconds > 0 ? r->seconds : 1e-9;
 	double pps = (double)r->packets / s,
 	       gbps = (double)r->bytes * 8 / s / 1e9;
-	bool rx = !strcmp(r->mode, "xdp-rx") || !strcmp(r->mode, "udp-rx");
+	bool rx = !strcmp(r->mode, "xdp-rx") || !strcmp(r->mode, "udp-rx") ||
+		  !strcmp(r->mode, "udp-pingpong-rx");
 	/* a receiver reports the average payload it saw */
 	int size = !rx		? o->size
 		   : r->packets ? (int)(r->bytes / r->packets) - HDR_LEN
@@ -712,6 +907,7 @@ int main(int argc, char **argv)
 		{"flows", 1, 0, 'f'},	{"size", 1, 0, 'b'},
 		{"seconds", 1, 0, 't'}, {"count", 1, 0, 'n'},
 		{"pps", 1, 0, 'r'},	{"ready", 1, 0, 'y'},
+		{"pingpong", 0, 0, 'g'},
 		{"help", 0, 0, 'h'},	{0, 0, 0, 0}};
 	struct opts o = {.sport = 49152,
 			 .flows = 8,
@@ -734,6 +930,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'g':
+			o.pingpong = true;
 			break;
 		case 'i':
 			o.ifname = optarg;
@@ -798,12 +997,27 @@ int main(int argc, char **argv)
 			"mroce_blast: option out of range (see --help)\n");
 		return 2;
 	}
+	if (o.pingpong && !o.udp) {
+		fprintf(stderr, "mroce_blast: --pingpong needs --udp\n");
+		return 2;
+	}
 	if (!o.udp && !o.ifname) {
 		fprintf(stderr, "mroce_blast: AF_XDP needs --ifname\n");
 		return 2;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (o.pingpong) {
+		rc = o.tx ? pp_tx(&o, &r) : pp_rx(&o, &r);
+		if (!rc || r.lat) {
+			if (o.tx)
+				pp_report(&o, &r);
+			else
+				report(&o, &r);
+		}
+		free(r.lat);
+		return rc;
+	}
 	if (o.udp)
 		rc = o.tx ? udp_tx(&o, &r) : udp_rx(&o, &r);
 	else

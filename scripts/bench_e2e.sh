@@ -1,0 +1,416 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# NAME
+#     bench_e2e.sh - MetaRoCE vs RoCEv2 end to end over the namespace fabric
+#
+# SYNOPSIS
+#     scripts/bench_e2e.sh [--backend afxdp|udp] [--daemon] [--seconds S]
+#                          [--rate R] [--size B] [--json] [--help]
+#
+# DESCRIPTION
+#     Brings up a 4-path scripts/fabric.sh fabric (MTU 9000), measures in
+#     one run, between its two hosts:
+#       ceiling   unreliable AF_XDP blast (mroce_blast, 8192-byte payloads)
+#       clean     mroce_perf write_bw, both transports; MetaRoCE / ceiling
+#                 (target >= 0.8)
+#       loss 1%   random loss on every path; each transport / its clean
+#                 goodput (target for MetaRoCE >= 0.9)
+#       rate R    every path limited to R by tbf; MetaRoCE >= 0.85 x 4R,
+#                 RoCEv2 <= R (one path per QP)
+#       blackhole the busiest path blackholed 1 s into the run: MetaRoCE
+#                 must complete, RoCEv2's outcome is recorded
+#       latency   write_lat 8 B p50/p99 of both transports vs a kernel UDP
+#                 ping-pong (mroce_blast --udp --pingpong) between the same
+#                 namespaces (half round trips, all of them)
+#     and prints one table (or one JSON object with --json). Every number
+#     comes from this run: compare ratios, not absolute numbers of runs on
+#     other machines or at other loads.
+#
+# OPTIONS
+#     --backend B   libmroce I/O backend for mroce_perf: afxdp (default;
+#                   mrocectl attach on each host's eth0) or udp
+#     --daemon      run mroced on each host and mroce_perf --daemon (the
+#                   daemon owns the backend); default: embedded mode
+#     --seconds S   length of each bandwidth run and of the blast (5)
+#     --rate R      per-path tbf rate of the rate-limit row (300mbit)
+#     --size B      write_bw message size (65536)
+#     --json        one JSON object instead of the table
+#     -h, --help    this text
+#
+# ENVIRONMENT
+#     MROCE_BUILD   build directory (default build)
+#
+# EXIT STATUS
+#     0 every run completed (a RoCEv2 failure under the blackhole is an
+#     expected result, and missed targets are reported, not fatal);
+#     1 a MetaRoCE run or the blast failed, or the fabric could not be set
+#     up; 2 bad arguments.
+#
+# EXAMPLE
+#     make && scripts/bench_e2e.sh --seconds 5
+#     MROCE_BUILD=build scripts/bench_e2e.sh --backend udp --json
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+export PATH="$PATH:/usr/sbin:/sbin"
+B=${MROCE_BUILD:-build}
+export MROCE_BUILD=$B
+PERF=$B/bin/mroce_perf
+CTL=$B/bin/mrocectl
+BLAST=$B/bin/mroce_blast
+MROCED=$B/bin/mroced
+FABRIC=scripts/fabric.sh
+
+BACKEND=afxdp DAEMON=0 SECS=5 RATE=300mbit SIZE=65536 JSON=0
+usage() { echo "bench_e2e.sh: $*" >&2; echo "Try 'scripts/bench_e2e.sh --help'." >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--backend) BACKEND=${2:-}; shift 2 || usage "--backend needs a value" ;;
+	--daemon) DAEMON=1; shift ;;
+	--seconds) SECS=${2:-}; shift 2 || usage "--seconds needs a value" ;;
+	--rate) RATE=${2:-}; shift 2 || usage "--rate needs a value" ;;
+	--size) SIZE=${2:-}; shift 2 || usage "--size needs a value" ;;
+	--json) JSON=1; shift ;;
+	-h|--help) sed -n '4,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) usage "unknown argument '$1'" ;;
+	esac
+done
+case $BACKEND in afxdp|udp) ;; *) usage "--backend afxdp|udp" ;; esac
+[[ $SECS =~ ^[0-9]+$ ]] && [ "$SECS" -ge 2 ] || usage "--seconds: 2 or more"
+[[ $SIZE =~ ^[0-9]+$ ]] && [ "$SIZE" -ge 1 ] || usage "--size: a byte count"
+[[ $RATE =~ ^[0-9]+[kmg]?bit$ ]] || usage "--rate: e.g. 300mbit"
+[ "$(id -u)" -eq 0 ] || { echo "bench_e2e.sh: needs root (namespaces, XDP)" >&2; exit 1; }
+for f in "$PERF" "$CTL" "$BLAST"; do
+	[ -x "$f" ] || { echo "bench_e2e.sh: $f missing: run make" >&2; exit 1; }
+done
+[ $DAEMON -eq 0 ] || [ -x "$MROCED" ] ||
+	{ echo "bench_e2e.sh: $MROCED missing" >&2; exit 1; }
+
+log() { [ $JSON -eq 1 ] || echo "$*" >&2; }
+
+PREFIX=be$$
+TMP=$(mktemp -d /tmp/mroce-bench.XXXXXX)
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	bash $FABRIC down --prefix "$PREFIX" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+bash $FABRIC up --prefix "$PREFIX" --paths 4 --mtu 9000 >/dev/null ||
+	{ echo "bench_e2e.sh: fabric up failed" >&2; exit 1; }
+eval "$(bash $FABRIC status --prefix "$PREFIX" --env)"
+NS_A=$FABRIC_A_NS NS_B=$FABRIC_B_NS IP_A=$FABRIC_A_IP IP_B=$FABRIC_B_IP
+
+# host NS CMD...: CMD in namespace NS with bpffs mounted; in embedded
+# AF_XDP mode with mroce's XDP program attached afresh to eth0, in
+# embedded UDP mode with none, in daemon mode as the daemon left it.
+# (HOST_ATT overrides: the daemons themselves start from a bare eth0.)
+host() {
+	local ns=$1 att=0
+	shift
+	[ "$BACKEND" = afxdp ] && att=1
+	[ $DAEMON -eq 1 ] && att=keep
+	att=${HOST_ATT:-$att}
+	# Always started with &: exec, so that the pid the caller keeps (and
+	# kills) is the program's own, not a subshell's that would leave the
+	# program running.
+	exec ip netns exec "$ns" bash -c '
+		mount -t bpf bpf /sys/fs/bpf || exit 2
+		[ '$att' = keep ] && exec "$@"
+		'"$CTL"' detach eth0 >/dev/null 2>&1
+		ip link set dev eth0 xdp off 2>/dev/null
+		if [ '$att' = 1 ]; then
+			'"$CTL"' attach eth0 >/dev/null ||
+				{ echo "mrocectl attach eth0 failed"; exit 2; }
+		fi
+		exec "$@"' host "$@"
+}
+
+PORT=$((21000 + $$ % 20000))
+wait_listen() { # port pid
+	for _ in $(seq 200); do
+		kill -0 "$2" 2>/dev/null || return 1
+		ip netns exec "$NS_B" ss -Hltn "sport = :$1" 2>/dev/null |
+			grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# perf_start TRANSPORT OP ARGS...: server on B, client on A in
+# the background; OUT is the client's output file, CPID/SPID the pids.
+perf_start() {
+	local tr=$1 op=$2 dev
+	shift 2
+	PORT=$((PORT + 1))
+	OUT=$TMP/$op-$tr-$PORT
+	if [ $DAEMON -eq 1 ]; then
+		devs=(--transport "$tr" --daemon="$TMP/mroced-B.sock")
+		devc=(--transport "$tr" --daemon="$TMP/mroced-A.sock")
+	else
+		dev=(--transport "$tr" --backend "$BACKEND" --rto-min 1000)
+		[ "$BACKEND" = afxdp ] && dev+=(--ifname eth0)
+		devs=("${dev[@]}" --local "$IP_B")
+		devc=("${dev[@]}" --local "$IP_A")
+	fi
+	host "$NS_B" timeout 120 "$PERF" "$op" -p $PORT "${devs[@]}" "$@" \
+		>"$OUT.srv" 2>&1 &
+	SPID=$!
+	PIDS+=($!)
+	CPID=
+	wait_listen $PORT $SPID || return 1
+	host "$NS_A" timeout 120 "$PERF" "$op" -p $PORT "${devc[@]}" \
+		"$@" "$IP_B" >"$OUT" 2>&1 &
+	CPID=$!
+	PIDS+=($!)
+}
+
+# perf_finish: wait; RC = client exit status, ERR = its error line.
+perf_finish() {
+	RC=1
+	if [ -n "$CPID" ]; then
+		wait "$CPID"
+		RC=$?
+	fi
+	[ $RC -eq 0 ] || { sleep 1; kill "$SPID" 2>/dev/null; }
+	wait "$SPID" 2>/dev/null
+	ERR=$(grep -h -m1 'mroce_perf:' "$OUT" "$OUT.srv" 2>/dev/null | head -1 |
+		sed 's/^mroce_perf: //')
+	[ $RC -eq 0 ] || [ -n "$ERR" ] || ERR="client exit $RC"
+}
+
+# col N FILE: field N of the result row (the line after "#bytes").
+col() {
+	grep -A1 -m1 '#bytes' "$2" 2>/dev/null | tail -1 |
+		awk -v n="$1" '$1 ~ /^[0-9]+$/ { print $n }'
+}
+retx() { sed -n 's/^ *Data packets *: [0-9]* sent, \([0-9]*\) retransmitted.*/\1/p' "$1"; }
+
+# bw TRANSPORT ARGS... -> GBPS RETX RC ERR (goodput of write_bw -D SECS)
+bw() {
+	local tr=$1
+	shift
+	perf_start "$tr" write_bw -s "$SIZE" -D "$SECS" --report_gbits "$@"
+	perf_finish
+	GBPS=$(col 4 "$OUT")
+	RETX=$(retx "$OUT")
+	[ -n "$GBPS" ] || GBPS=0
+	[ -n "$RETX" ] || RETX=-
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
+meets() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
+	if (a == "-") { print "-"; exit }
+	if (op == ">=") print (a >= b ? "yes" : "NO"); else print (a <= b ? "yes" : "NO") }'; }
+rate_gbps() { # 300mbit -> 0.3
+	awk -v r="$1" 'BEGIN { n = r + 0; u = substr(r, length(n "") + 1, 1)
+		m = (u == "k") ? 1e3 : (u == "m") ? 1e6 : (u == "g") ? 1e9 : 1
+		printf "%.3f", n * m / 1e9 }'
+}
+impair_all() { # fabric.sh impair options for every path
+	local j
+	for j in $(seq "$FABRIC_PATHS"); do
+		bash $FABRIC impair --prefix "$PREFIX" --path "$j" "$@" >/dev/null ||
+			{ echo "bench_e2e.sh: impair failed" >&2; exit 1; }
+	done
+}
+
+FAIL=0
+ROWS=()   # "name|metaroce|rocev2|reference|ratio|target|met|note"
+row() { ROWS+=("$1|$2|$3|$4|$5|$6|$7|$8"); }
+
+# ---------------------------------------------------------------- ceiling
+log "ceiling: AF_XDP blast, 8192-byte payloads, $SECS s"
+rm -f "$TMP/ready"
+ip netns exec "$NS_B" "$BLAST" --rx --ifname eth0 --size 8192 \
+	--seconds $((SECS + 3)) --ready "$TMP/ready" --json >"$TMP/blast-rx" 2>&1 &
+BRX=$!
+PIDS+=($!)
+for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+ip netns exec "$NS_A" "$BLAST" --tx --ifname eth0 --src "$IP_A" --dst "$IP_B" \
+	--dmac "$FABRIC_A_GW_MAC" --size 8192 --seconds "$SECS" --json \
+	>"$TMP/blast-tx" 2>&1
+wait $BRX
+PPS=$(sed -n 's/.*"pps":\([0-9.]*\).*/\1/p' "$TMP/blast-rx")
+CEIL=$(awk -v p="${PPS:-0}" 'BEGIN { printf "%.3f", p * 8192 * 8 / 1e9 }')
+[ "${PPS:-0}" != 0 ] || { echo "bench_e2e.sh: blast failed: $(cat "$TMP/blast-rx" "$TMP/blast-tx")" >&2; FAIL=1; }
+
+# The daemons (--daemon): one per host, for every run after the blast
+# (whose receiver needs eth0 for its own XDP program).
+if [ $DAEMON -eq 1 ]; then
+	for h in A B; do
+		ns=NS_$h ip=IP_$h
+		dargs=(--local "${!ip}" --sock "$TMP/mroced-$h.sock" --rto-min 1000)
+		[ "$BACKEND" = afxdp ] && dargs+=(--backend afxdp --ifname eth0 --attach)
+		HOST_ATT=0 host "${!ns}" "$MROCED" "${dargs[@]}" >"$TMP/mroced-$h.log" 2>&1 &
+		PIDS+=($!)
+	done
+	for h in A B; do
+		for _ in $(seq 100); do [ -S "$TMP/mroced-$h.sock" ] && break; sleep 0.05; done
+		[ -S "$TMP/mroced-$h.sock" ] ||
+			{ echo "bench_e2e.sh: mroced on $h did not start:" >&2; cat "$TMP/mroced-$h.log" >&2; exit 1; }
+	done
+fi
+
+# ---------------------------------------------------------------- clean
+declare -A G R E RES BHP L50 L99
+for tr in metaroce rocev2; do
+	log "clean: $tr write_bw"
+	bw $tr
+	G[$tr.clean]=$GBPS R[$tr.clean]=$RETX E[$tr.clean]=$ERR
+	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+done
+r=$(ratio "${G[metaroce.clean]}" "$CEIL")
+row "clean goodput Gb/s" "${G[metaroce.clean]}" "${G[rocev2.clean]}" \
+	"$CEIL (blast)" "$r" ">= 0.8" "$(meets "$r" ">=" 0.8)" \
+	"${E[metaroce.clean]}${E[rocev2.clean]:+ rocev2: ${E[rocev2.clean]}}"
+
+# ---------------------------------------------------------------- loss 1%
+impair_all --loss 0.01
+for tr in metaroce rocev2; do
+	log "1% loss: $tr write_bw"
+	bw $tr
+	G[$tr.loss]=$GBPS R[$tr.loss]=$RETX E[$tr.loss]=$ERR
+	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+done
+impair_all --loss 0
+r=$(ratio "${G[metaroce.loss]}" "${G[metaroce.clean]}")
+r2=$(ratio "${G[rocev2.loss]}" "${G[rocev2.clean]}")
+row "1% loss goodput Gb/s" "${G[metaroce.loss]}" "${G[rocev2.loss]}" \
+	"own clean" "$r (rocev2 $r2)" ">= 0.9" "$(meets "$r" ">=" 0.9)" \
+	"retransmits ${R[metaroce.loss]} / ${R[rocev2.loss]}${E[metaroce.loss]:+ metaroce: ${E[metaroce.loss]}}${E[rocev2.loss]:+ rocev2: ${E[rocev2.loss]}}"
+
+# ---------------------------------------------------------------- rate
+impair_all --rate "$RATE"
+RG=$(rate_gbps "$RATE")
+for tr in metaroce rocev2; do
+	log "4 paths x $RATE: $tr write_bw"
+	bw $tr
+	G[$tr.rate]=$GBPS E[$tr.rate]=$ERR
+	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+done
+impair_all --rate off
+r=$(ratio "${G[metaroce.rate]}" "$(awk -v r="$RG" 'BEGIN { print 4 * r }')")
+r2=$(ratio "${G[rocev2.rate]}" "$RG")
+m1=$(meets "$r" ">=" 0.85) m2=$(meets "$r2" "<=" 1.0)
+row "4 x $RATE goodput Gb/s" "${G[metaroce.rate]}" "${G[rocev2.rate]}" \
+	"4R = $(awk -v r="$RG" 'BEGIN { printf "%.3f", 4 * r }')" \
+	"$r of 4R (rocev2 $r2 of R)" ">= 0.85 / <= 1" "$m1 / $m2" \
+	"${E[metaroce.rate]:+metaroce: ${E[metaroce.rate]} }${E[rocev2.rate]:+rocev2: ${E[rocev2.rate]}}"
+
+# ---------------------------------------------------------------- blackhole
+path_tx() {
+	ip netns exec "$FABRIC_LEAF1_NS" sh -c 'for j in $(seq '"$FABRIC_PATHS"'); do
+		cat /sys/class/net/p$j/statistics/tx_packets; done' | tr '\n' ' '
+}
+for tr in metaroce rocev2; do
+	log "blackhole: $tr write_bw, busiest path blackholed 1 s in"
+	BH=
+	if perf_start "$tr" write_bw -s "$SIZE" -D "$SECS" --report_gbits; then
+		for _ in $(seq 200); do
+			grep -q 'remote address' "$OUT" 2>/dev/null && break
+			kill -0 "$CPID" 2>/dev/null || break
+			sleep 0.05
+		done
+		sleep 0.7
+		read -ra a <<<"$(path_tx)"
+		sleep 0.3
+		read -ra b <<<"$(path_tx)"
+		BH=1 max=-1
+		for j in $(seq "$FABRIC_PATHS"); do
+			d=$((b[j - 1] - a[j - 1]))
+			[ $d -le $max ] || { max=$d BH=$j; }
+		done
+		bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole on >/dev/null
+		# dead until the data phase is over; then restored for the
+		# TCP control connection's closing handshake
+		while kill -0 "$CPID" 2>/dev/null && [ -z "$(col 1 "$OUT")" ]; do
+			sleep 0.05
+		done
+		bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole off >/dev/null
+	fi
+	perf_finish
+	GBPS=$(col 4 "$OUT")
+	G[$tr.bh]=${GBPS:-0} E[$tr.bh]=$ERR
+	if [ $RC -eq 0 ]; then RES[$tr]="completed"; else RES[$tr]="failed: $ERR"; fi
+	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+	BHP[$tr]=${BH:-?}
+done 2>/dev/null
+row "path blackholed mid-run Gb/s" "${G[metaroce.bh]}" "${G[rocev2.bh]}" \
+	"-" "-" "metaroce completes" \
+	"$([ "${RES[metaroce]}" = completed ] && echo yes || echo NO)" \
+	"metaroce (path ${BHP[metaroce]}): ${RES[metaroce]}; rocev2 (path ${BHP[rocev2]}): ${RES[rocev2]}"
+
+# ---------------------------------------------------------------- latency
+LAT_N=2000
+for tr in metaroce rocev2; do
+	log "latency: $tr write_lat 8 B x $LAT_N"
+	perf_start "$tr" write_lat -s 8 -n $LAT_N
+	perf_finish
+	L50[$tr]=$(col 5 "$OUT") L99[$tr]=$(col 8 "$OUT")
+	[ $RC -eq 0 ] || { L50[$tr]=- L99[$tr]=-; [ $tr = metaroce ] && FAIL=1; }
+done
+log "latency: kernel UDP ping-pong 8 B x $LAT_N"
+rm -f "$TMP/ready"
+ip netns exec "$NS_B" "$BLAST" --udp --pingpong --rx --count $LAT_N --dport 5001 \
+	--seconds 60 --ready "$TMP/ready" >/dev/null 2>&1 &
+PRX=$!
+PIDS+=($!)
+for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+ip netns exec "$NS_A" "$BLAST" --udp --pingpong --tx --dst "$IP_B" --size 8 \
+	--dport 5001 --sport 5002 \
+	--count $LAT_N --json >"$TMP/pp" 2>&1
+kill $PRX 2>/dev/null
+wait $PRX 2>/dev/null
+U50=$(sed -n 's/.*"p50":\([0-9.]*\).*/\1/p' "$TMP/pp")
+U99=$(sed -n 's/.*"p99":\([0-9.]*\).*/\1/p' "$TMP/pp")
+row "write_lat 8 B p50 us" "${L50[metaroce]}" "${L50[rocev2]}" \
+	"${U50:--} (UDP)" "$(ratio "${L50[metaroce]}" "${U50:-0}")" "-" "-" \
+	"half round trips, $LAT_N each"
+row "write_lat 8 B p99 us" "${L99[metaroce]}" "${L99[rocev2]}" \
+	"${U99:--} (UDP)" "$(ratio "${L99[metaroce]}" "${U99:-0}")" "-" "-" ""
+
+# ---------------------------------------------------------------- output
+MODE=embedded
+[ $DAEMON -eq 1 ] && MODE=daemon
+if [ $JSON -eq 1 ]; then
+	printf '{"backend":"%s","mode":"%s","seconds":%s,"size":%s,"rate":"%s",' \
+		"$BACKEND" "$MODE" "$SECS" "$SIZE" "$RATE"
+	printf '"ceiling_gbps":%s,"goodput_gbps":{' "$CEIL"
+	first=1
+	for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss \
+		metaroce.rate rocev2.rate metaroce.bh rocev2.bh; do
+		[ $first -eq 1 ] || printf ','
+		first=0
+		printf '"%s":%s' "$k" "${G[$k]:-0}"
+	done
+	printf '},"blackhole":{"metaroce":"%s","rocev2":"%s"},' \
+		"${RES[metaroce]//\"/}" "${RES[rocev2]//\"/}"
+	printf '"write_lat_8B_us":{"metaroce":{"p50":"%s","p99":"%s"},"rocev2":{"p50":"%s","p99":"%s"},"udp_pingpong":{"p50":"%s","p99":"%s"}},' \
+		"${L50[metaroce]}" "${L99[metaroce]}" "${L50[rocev2]}" "${L99[rocev2]}" "${U50:-}" "${U99:-}"
+	printf '"rows":['
+	first=1
+	for r in "${ROWS[@]}"; do
+		IFS='|' read -r a b c d e f g h <<<"$r"
+		[ $first -eq 1 ] || printf ','
+		first=0
+		printf '{"measure":"%s","metaroce":"%s","rocev2":"%s","reference":"%s","ratio":"%s","target":"%s","met":"%s","note":"%s"}' \
+			"$a" "$b" "$c" "$d" "$e" "$f" "$g" "${h//\"/}"
+	done
+	printf '],"ok":%s}\n' "$([ $FAIL -eq 0 ] && echo true || echo false)"
+else
+	echo
+	echo "mroce end to end: 4-path fabric (MTU 9000), backend $BACKEND, $MODE mode, write_bw ${SIZE} B for ${SECS} s, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	echo "| measure | metaroce | rocev2 | reference | ratio | target | met | note |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for r in "${ROWS[@]}"; do
+		echo "| ${r//|/ | } |"
+	done
+fi
+exit $FAIL

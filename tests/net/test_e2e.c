@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Registers the end-to-end scripts (tests/net/e2e_*.sh, shared code in
+ * tests/net/e2e_lib.sh): mroce_perf --verify between two hosts of a 4-path
+ * scripts/fabric.sh fabric, both transports, both I/O backends, every
+ * operation, under a clean fabric, 1% and 5% random loss, paths of unequal
+ * rates (reordering) and one path blackholed mid-run. The matrix is in
+ * docs/fabric.md ("End-to-end tests"). Each script's --probe turns "not
+ * root / no netns / no AF_XDP / not built" into a skip.
+ */
+#include "../harness.h"
+
+MROCE_SUITE(e2e_suite)
+Suite *e2e_suite(void)
+{
+	Suite *s = suite_create("e2e");
+
+	mroce_add_script_test(s, "e2e_clean", "tests/net/e2e_clean.sh", "",
+			      180);
+	mroce_add_script_test(s, "e2e_loss", "tests/net/e2e_loss.sh", "", 300);
+	mroce_add_script_test(s, "e2e_reorder", "tests/net/e2e_reorder.sh", "",
+			      300);
+	mroce_add_script_test(s, "e2e_blackhole", "tests/net/e2e_blackhole.sh",
+			      "", 300);
+	return s;
+}
