@@ -142,6 +142,7 @@ static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 }
 
 static void conn_kick(struct mr_conn *c);
+static void heap_remove(struct mr_engine *t, struct mr_conn *c);
 
 static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
 {
@@ -365,11 +366,14 @@ static void hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 	conn_kick(c);
 }
 
-static void conn_established(struct mroce_engine *e, struct mr_conn *c)
+static void conn_established(struct mroce_engine *e, struct mr_conn *c,
+			     uint64_t now)
 {
 	struct mroce_list *n;
 
 	c->state = MR_CONN_ESTABLISHED;
+	c->est_ms = cookie_clock(now);
+	c->last_rx = now;
 	c->want_hs = 0;
 	c->hs_deadline = 0;
 	e->stats.handshakes++;
@@ -396,6 +400,97 @@ static void hs_fail(struct mroce_engine *e, struct mr_conn *c)
 			mroce_sq_fail(e, qp, mroce_sq_at(qp, qp->sq_head),
 				      MROCE_WC_RETRY_EXC_ERR);
 	}
+}
+
+/* Work of the QP bound to the connection's current peer incarnation:
+ * a send not yet completed, a READ awaited, a READ response being
+ * served, or an incoming message not yet delivered. */
+static bool qp_busy(const struct mroce_qp *qp)
+{
+	const struct mr_qp *q = QP(qp);
+
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++)
+		if (mroce_sq_at((struct mroce_qp *)(uintptr_t)qp, i)->state !=
+		    MROCE_WQE_DONE)
+			return true;
+	if (q->reads_out || qp->rd_head != qp->rd_tail)
+		return true;
+	for (int i = 0; i < MR_MSG_WIN; i++)
+		if (q->rx[i].state != MR_RX_FREE)
+			return true;
+	return false;
+}
+
+/* The peer lost its state (it restarted: a valid CONFIRM names another
+ * src_conn_id than our established connection). Every QP of the old
+ * incarnation moves to ERR: like an RC requester whose responder stopped
+ * answering, one with work in flight ends its oldest unfinished send
+ * with RETRY_EXC_ERR (the rest, and its receives, flushed). A QP that
+ * joined the connection after the last packet of the old incarnation
+ * and has no work yet (set up against the restarted peer before its
+ * handshake got here) carries over to the new connection. The old one
+ * is discarded (CONN_DOWN) and a fresh one (CONN_UP) takes the peer's
+ * slot; NULL when that allocation fails (all QPs then go to ERR). */
+static struct mr_conn *conn_restart(struct mroce_engine *e, struct mr_conn *c,
+				    uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	struct mroce_list keep, *n, *nx;
+	int peer = c->peer;
+	struct mr_conn *nc;
+
+	mroce_list_init(&keep);
+	for (n = c->qps.next; n != &c->qps; n = nx) {
+		struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+		uint32_t i;
+
+		nx = n->next;
+		mroce_list_del(&qp->sched);
+		if (qp->state != MROCE_QPS_ERR &&
+		    QP(qp)->joined > c->last_rx && !qp_busy(qp)) {
+			mroce_list_del(&qp->conn_link);
+			mroce_list_add_tail(&keep, &qp->conn_link);
+			continue;
+		}
+		for (i = qp->sq_head; i != qp->sq_tail; i++)
+			if (mroce_sq_at(qp, i)->state != MROCE_WQE_DONE)
+				break;
+		if (i != qp->sq_tail)
+			mroce_sq_fail(e, qp, mroce_sq_at(qp, i),
+				      MROCE_WC_RETRY_EXC_ERR);
+		else
+			mroce_qp_to_err(e, qp, now);
+		mroce_list_del(&qp->conn_link);
+		mroce_list_del(&qp->sched);
+		QP(qp)->conn = NULL;
+	}
+	/* Forget c everywhere before freeing it: heap, dirty set, slot. */
+	if (c->hidx)
+		heap_remove(t, c);
+	for (uint32_t i = 0; i < t->ndirty; i++)
+		if (t->dirty[i] == c)
+			t->dirty[i--] = t->dirty[--t->ndirty];
+	t->by_peer[peer] = NULL;
+	e->peers[peer].conn = NULL;
+	t->nconns--;
+	conn_free(e, c);
+	nc = conn_new(e, peer);
+	for (n = keep.next; n != &keep; n = nx) {
+		struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+
+		nx = n->next;
+		mroce_list_del(&qp->conn_link);
+		QP(qp)->conn = nc;
+		if (nc) {
+			mroce_list_add_tail(&nc->qps, &qp->conn_link);
+		} else {
+			mroce_qp_to_err(e, qp, now);
+			mroce_list_del(&qp->sched);
+		}
+	}
+	return nc;
 }
 
 static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
@@ -477,9 +572,8 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			return -EACCES;
 		}
 		c = t->by_peer[m->peer];
-		if (c && c->state == MR_CONN_ESTABLISHED) {
-			if (c->remote_id != pk->conn.src_conn_id)
-				return -EBUSY; /* peer restarted: v0 */
+		if (c && c->state == MR_CONN_ESTABLISHED &&
+		    c->remote_id == pk->conn.src_conn_id) {
 			/* Our ACCEPT was lost (maybe the initiator even
 			 * restarted with a new nonce): answer this one. */
 			c->nonce = pk->conn.nonce;
@@ -487,8 +581,18 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			conn_kick(c);
 			return 0;
 		}
-		if (!c)
+		if (c && c->state == MR_CONN_ESTABLISHED) {
+			/* Another incarnation of the peer. A CONFIRM whose
+			 * cookie predates our connection is a delayed one
+			 * of an older incarnation: ignore it. */
+			if ((int32_t)(pk->conn.cookie_time - c->est_ms) < 0) {
+				e->stats.rx_no_conn++;
+				return -ESTALE;
+			}
+			c = conn_restart(e, c, now);
+		} else if (!c) {
 			c = conn_new(e, m->peer);
+		}
 		if (!c)
 			return -ENOMEM;
 		/* Adopt (also when we were initiating: simultaneous open
@@ -502,7 +606,7 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			c->npaths = pk->conn.max_paths;
 		c->want_accept = 1;
 		conn_kick(c);
-		conn_established(e, c);
+		conn_established(e, c, now);
 		/* A peer that just connected is about to send: count it in
 		 * the fair share from now, not from its first data packet,
 		 * so that the hints of a growing incast shrink before the
@@ -525,7 +629,7 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
 		if (pk->conn.max_paths < c->npaths)
 			c->npaths = pk->conn.max_paths;
-		conn_established(e, c);
+		conn_established(e, c, now);
 		return 0;
 	default:
 		return 0;	/* CLOSE / CLOSE_ACK: not used in v0 */
@@ -2976,6 +3080,7 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		return -ENOENT;
 	}
 	conn_kick(c);
+	c->last_rx = now;
 	switch (pk.opcode) {
 	case MROCE_OP_ACK:
 		rx_ack(e, c, &pk, now);
@@ -3101,6 +3206,7 @@ static int mr_qp_modify_one(struct mroce_engine *e, struct mroce_qp *qp,
 		if (!c)
 			return -ENOMEM;
 		q->conn = c;
+		q->joined = now;
 		mroce_list_add_tail(&c->qps, &qp->conn_link);
 		if (c->state == MR_CONN_IDLE)
 			hs_start(e, c, now);

@@ -185,6 +185,8 @@ struct mr_conn {
 	uint32_t hs_rtt_us;	/* REQ -> CHALLENGE round trip, 0 = none */
 	uint64_t hs_sent;	/* ns: last REQ/CONFIRM left */
 	uint64_t hs_deadline;
+	uint32_t est_ms;	/* cookie clock when it was established */
+	uint64_t last_rx;	/* ns: last packet of the peer on it */
 	uint32_t backoff;	/* consecutive RTOs without progress */
 	uint64_t last_ack;	/* ns of the last progress on any path */
 	uint32_t last_tsecr;	/* newest send time (us) acknowledged */
@@ -267,6 +269,7 @@ struct mr_qp {
 	uint32_t rx_next_msn;	/* next message to deliver */
 	uint32_t rx_ssn;	/* receive-consuming messages delivered */
 	uint32_t reads_out;	/* READs posted and not completed */
+	uint64_t joined;	/* ns: bound to conn (RTR) */
 	struct mr_rxmsg rx[MR_MSG_WIN];
 	struct mr_rdrx rdrx[MROCE_MAX_RD_ATOMIC];
 };
