@@ -24,5 +24,6 @@ Suite *daemon_net_suite(void)
 			      "", 180);
 	mroce_add_script_test(s, "daemon_fabric", "tests/net/daemon_fabric.sh",
 			      "", 240);
+	mroce_add_script_test(s, "daemon_mq", "tests/net/daemon_mq.sh", "", 180);
 	return s;
 }

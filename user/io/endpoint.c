@@ -10,13 +10,22 @@
  * produced that the backend has not accepted yet. Across engines it keeps
  * the connections and QPs it registered with the XDP program, so that
  * close() removes every entry it added.
+ *
+ * With cfg.all_queues an AF_XDP endpoint holds one backend per receive
+ * queue of the interface: all are read each round, a packet is sent on
+ * the backend of queue (source port % queues) and one epoll fd over the
+ * sockets is the endpoint's fd. The XDP maps are per interface, so the
+ * `conns` entries go through the first backend only.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -63,7 +72,11 @@ struct ep_eng {
 };
 
 struct mroce_ep {
-	struct mroce_io *io;
+	struct mroce_io *io;	/* ios[0]: conns entries, stats of one */
+	struct mroce_io **ios;	/* one per receive queue */
+	uint32_t *qids;		/* the queue each is bound to */
+	int nios;
+	int epfd;		/* over the ios' fds when nios > 1, else -1 */
 	bool afxdp;
 	uint8_t family;
 	uint8_t local[16];
@@ -209,6 +222,71 @@ static int parse_addr(const char *s, uint8_t *family, uint8_t addr[16])
 	return -EINVAL;
 }
 
+/* Receive queues of ifname: the rx-N entries of its sysfs queues
+ * directory (of the caller's network namespace), at least 1, at most
+ * MROCE_MAX_QUEUES (the XSKMAP's size). */
+static int rx_queue_count(const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	if (!ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/'))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? -ENODEV : -errno;
+	while ((d = readdir(dir)))
+		if (!strncmp(d->d_name, "rx-", 3))
+			n++;
+	closedir(dir);
+	if (n < 1)
+		n = 1;
+	return n > MROCE_MAX_QUEUES ? MROCE_MAX_QUEUES : n;
+}
+
+/* Open the backend(s): one on ic->queue, or one per receive queue. */
+static int ep_open_ios(struct mroce_ep *ep, struct mroce_io_cfg *ic,
+		       bool all_queues)
+{
+	int n = 1, err;
+
+	if (all_queues && ep->afxdp) {
+		n = rx_queue_count(ic->ifname);
+		if (n < 0)
+			return n;
+	}
+	ep->ios = calloc((size_t)n, sizeof(*ep->ios));
+	ep->qids = calloc((size_t)n, sizeof(*ep->qids));
+	if (!ep->ios || !ep->qids)
+		return -ENOMEM;
+	for (int q = 0; q < n; q++) {
+		if (n > 1)
+			ic->queue = (uint32_t)q;
+		err = mroce_io_open(ic, &ep->ios[q]);
+		if (err < 0)
+			return err;
+		ep->qids[q] = ic->queue;
+		ep->nios = q + 1;
+	}
+	ep->io = ep->ios[0];
+	if (n == 1)
+		return 0;
+	ep->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ep->epfd < 0)
+		return -errno;
+	for (int q = 0; q < n; q++) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = q};
+		int fd = mroce_io_fd(ep->ios[q]);
+
+		if (fd >= 0 && epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 {
 	struct mroce_io_cfg ic;
@@ -245,6 +323,7 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	if (!ep)
 		return -ENOMEM;
 	ep->afxdp = ic.kind == MROCE_IO_AFXDP;
+	ep->epfd = -1;
 	ep->family = ic.family;
 	memcpy(ep->local, ic.local_addr, 16);
 	for (int i = 0; i < 2; i++) {
@@ -271,7 +350,7 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 		ic.sport_min = MROCE_SPORT_MIN;
 		ic.sport_max = MROCE_SPORT_MAX;
 	}
-	err = mroce_io_open(&ic, &ep->io);
+	err = ep_open_ios(ep, &ic, cfg->all_queues);
 	if (err < 0)
 		goto fail;
 
@@ -307,8 +386,12 @@ void mroce_ep_close(struct mroce_ep *ep)
 			(void)mroce_io_afxdp_conn_del(ep->io, MROCE_CONN_ROCEV2,
 						      ep->qpns[i]);
 	}
-	if (ep->io)
-		mroce_io_close(ep->io);
+	for (int q = ep->nios - 1; q >= 0; q--)
+		mroce_io_close(ep->ios[q]);
+	if (ep->epfd >= 0)
+		close(ep->epfd);
+	free(ep->ios);
+	free(ep->qids);
 	for (int i = 0; i < 2; i++) {
 		mroce_engine_destroy(ep->eng[i].e);
 		free(ep->eng[i].peers);
@@ -332,9 +415,41 @@ struct mroce_io *mroce_ep_io(struct mroce_ep *ep)
 	return ep ? ep->io : NULL;
 }
 
+int mroce_ep_nqueues(const struct mroce_ep *ep)
+{
+	return ep ? ep->nios : 0;
+}
+
+struct mroce_io *mroce_ep_queue_io(struct mroce_ep *ep, int i,
+				   uint32_t *queue)
+{
+	if (!ep || i < 0 || i >= ep->nios)
+		return NULL;
+	if (queue)
+		*queue = ep->qids[i];
+	return ep->ios[i];
+}
+
+void mroce_ep_io_stats(const struct mroce_ep *ep, struct mroce_io_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!ep)
+		return;
+	for (int q = 0; q < ep->nios; q++) {
+		struct mroce_io_stats one;
+
+		mroce_io_get_stats(ep->ios[q], &one);
+#define MROCE_X_SUM(n) s->n += one.n;
+		MROCE_IO_STATS(MROCE_X_SUM)
+#undef MROCE_X_SUM
+	}
+}
+
 int mroce_ep_fd(const struct mroce_ep *ep)
 {
-	return ep ? mroce_io_fd(ep->io) : -1;
+	if (!ep)
+		return -1;
+	return ep->epfd >= 0 ? ep->epfd : mroce_io_fd(ep->io);
 }
 
 uint16_t mroce_ep_mtu(const struct mroce_ep *ep)
@@ -525,13 +640,13 @@ int mroce_ep_sync(struct mroce_ep *ep)
 /* ------------------------------------------------------------------ */
 /* The pump                                                             */
 /* ------------------------------------------------------------------ */
-static int pump_rx(struct mroce_ep *ep, uint64_t now)
+static int pump_rx_io(struct mroce_ep *ep, struct mroce_io *io, uint64_t now)
 {
 	struct mroce_io_rx rx[EP_RX_BATCH];
 	int total = 0;
 
 	for (int round = 0; round < EP_RX_ROUNDS; round++) {
-		int n = mroce_io_rx(ep->io, rx, EP_RX_BATCH);
+		int n = mroce_io_rx(io, rx, EP_RX_BATCH);
 
 		if (n <= 0)
 			return total ? total : n;
@@ -556,12 +671,86 @@ static int pump_rx(struct mroce_ep *ep, uint64_t now)
 			(void)mroce_engine_rx(g->e, &m, rx[i].data, rx[i].len,
 					      now);
 		}
-		mroce_io_rx_release(ep->io, rx, n);
+		mroce_io_rx_release(io, rx, n);
 		total += n;
 		if (n < EP_RX_BATCH)
 			break;
 	}
 	return total;
+}
+
+/* Every backend gets its turn; the first failure is reported after. */
+static int pump_rx(struct mroce_ep *ep, uint64_t now)
+{
+	int total = 0, first = 0;
+
+	for (int q = 0; q < ep->nios; q++) {
+		int n = pump_rx_io(ep, ep->ios[q], now);
+
+		if (n < 0 && !first)
+			first = n;
+		else if (n > 0)
+			total += n;
+	}
+	return total ? total : first;
+}
+
+static struct mroce_io_tx io_tx_of(const struct ep_eng *g,
+				   const struct mroce_tx_pkt *p)
+{
+	return (struct mroce_io_tx){
+		.data = p->buf,
+		.len = p->len,
+		.dst = p->peer >= 0 && p->peer < g->npeers &&
+				       g->peers[p->peer].family
+			       ? &g->peers[p->peer]
+			       : NULL,
+		.sport = p->sport,
+		.dport = p->dport,
+		.ect = p->ect,
+	};
+}
+
+/* Several backends: the pending packets go out per queue (source port %
+ * queues: a copy-mode AF_XDP socket transmits on its own queue, and a
+ * veth delivers on the same-numbered queue of its peer, so this spreads
+ * the peer's receive load like the sprayed paths). The order within a
+ * queue is kept; what a backend refuses stays pending, compacted to the
+ * front. Returns packets sent, *full when anything stays. */
+static int pump_tx_spread(struct mroce_ep *ep, struct ep_eng *g, bool *full)
+{
+	struct mroce_io_tx tx[EP_TX_BATCH];
+	uint8_t idx[EP_TX_BATCH];
+	bool keep[EP_TX_BATCH] = {0};
+	int n = g->tx_n, sent = 0, m = 0;
+
+	for (int q = 0; q < ep->nios; q++) {
+		int k = 0, r;
+
+		for (int i = 0; i < n; i++) {
+			const struct mroce_tx_pkt *p = &g->tx[g->tx_head + i];
+
+			if (p->sport % ep->nios != q)
+				continue;
+			tx[k] = io_tx_of(g, p);
+			idx[k++] = (uint8_t)i;
+		}
+		if (!k)
+			continue;
+		r = mroce_io_tx(ep->ios[q], tx, k);
+		if (r < 0)
+			continue; /* unsendable: lost as on a wire */
+		sent += r;
+		for (int j = r; j < k; j++)
+			keep[idx[j]] = true;
+	}
+	for (int i = 0; i < n; i++)
+		if (keep[i])
+			g->tx[m++] = g->tx[g->tx_head + i];
+	g->tx_head = 0;
+	g->tx_n = m;
+	*full = m > 0;
+	return sent;
 }
 
 /* One engine's transmit: returns packets sent, and whether the backend
@@ -583,6 +772,8 @@ static int pump_tx_eng(struct mroce_ep *ep, struct ep_eng *g, uint64_t now,
 		g->tx_n = n;
 	}
 	n = g->tx_n;
+	if (ep->nios > 1)
+		return pump_tx_spread(ep, g, full);
 	for (int i = 0; i < n; i++) {
 		const struct mroce_tx_pkt *p = &g->tx[g->tx_head + i];
 

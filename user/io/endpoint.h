@@ -31,6 +31,12 @@ struct mroce_ep_cfg {
 	/* Engines to run: eng[0] MetaRoCE, eng[1] RoCEv2. An entry whose
 	 * transport is 0 is not run. seed 0 = random seed and cookie key. */
 	struct mroce_engine_cfg eng[2];
+	/* AF_XDP only: one socket per receive queue of io.ifname (the
+	 * queues /sys/class/net/IF/queues/rx-* lists) instead of one on
+	 * io.queue. Received from all each round; a packet leaves through
+	 * the socket of queue (UDP source port % queues), so that the
+	 * spraying of MetaRoCE also spreads a peer's receive load. */
+	bool all_queues;
 };
 
 struct mroce_ep;
@@ -71,14 +77,28 @@ int mroce_ep_sync(struct mroce_ep *ep);
 /* Earliest time any engine wants progress again (UINT64_MAX idle). */
 uint64_t mroce_ep_next_timer(const struct mroce_ep *ep, uint64_t now);
 
-/* fd to poll() for readability while idle (-1 if none). */
+/* fd to poll() for readability while idle (-1 if none): the socket's
+ * own with one backend, an epoll fd over all of them with several. */
 int mroce_ep_fd(const struct mroce_ep *ep);
 
 /* Payload bytes per packet the engines were configured with. */
 uint16_t mroce_ep_mtu(const struct mroce_ep *ep);
 
-/* The backend (for stats; mroce_io_get_stats()). */
+/* The backend (for stats; mroce_io_get_stats()); with several (all
+ * queues) the first one, which also holds the XDP `conns` entries. */
 struct mroce_io *mroce_ep_io(struct mroce_ep *ep);
+
+/* Number of backends (receive queues) this endpoint reads: 1 unless
+ * all_queues, 0 for NULL. */
+int mroce_ep_nqueues(const struct mroce_ep *ep);
+
+/* Backend i (0 <= i < mroce_ep_nqueues()) and the receive queue it is
+ * bound to (*queue may be NULL). NULL when i is out of range. */
+struct mroce_io *mroce_ep_queue_io(struct mroce_ep *ep, int i,
+				   uint32_t *queue);
+
+/* The generic counters summed over every backend. */
+void mroce_ep_io_stats(const struct mroce_ep *ep, struct mroce_io_stats *s);
 
 /* Current time in ns (CLOCK_MONOTONIC), the clock every caller uses. */
 uint64_t mroce_ep_now(void);
