@@ -50,6 +50,11 @@
 #define MRD_RPC_TIMEOUT_S 10
 #define MRD_CHECK_NS 1000000ull /* liveness check while idle */
 #define MRD_SPIN_NS 50000ull
+/* mrv_poll_cq() with the CQ's own sends outstanding: after this long of
+ * empty polls, an empty poll naps on the completion doorbell for at most
+ * MRD_NAP_NS instead of only yielding (see mrd_poll_cq). */
+#define MRD_POLL_SPIN_NS 20000ull
+#define MRD_NAP_NS 200000ull
 
 struct mrd_mr {
 	struct mrv_mr *mr;
@@ -82,6 +87,8 @@ struct mrd_cq {
 	/* Completions made by the library (flush after the daemon died). */
 	struct mrv_wc *local;
 	int nlocal, caplocal, localhead;
+	uint64_t empty_since; /* first of a run of empty polls, 0: none */
+	uint64_t empty_last;  /* last empty poll of that run */
 	struct mrd_cq *next;
 };
 
@@ -880,11 +887,54 @@ int mrd_destroy_cq(struct mrv_cq *cq)
 	return 0;
 }
 
+/* Sleeps on the completion doorbell and the control socket until the
+ * ring has entries, the daemon hangs up or timeout_ns (UINT64_MAX: none)
+ * passed. Announces the sleep first and looks once more (see ipc.h). */
+static int nap(struct mrd_dev *d, struct mrd_cq *c, uint64_t timeout_ns)
+{
+	struct pollfd p[2] = {{.fd = d->cq_fd, .events = POLLIN},
+			      {.fd = d->sock, .events = POLLIN}};
+	struct timespec ts, *tsp = NULL;
+	uint64_t v;
+	int err = 0;
+
+	atomic_store(&d->hdr->app_waiting, 1);
+	if (!ring_ready(c)) {
+		if (timeout_ns != UINT64_MAX) {
+			ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
+			ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+			tsp = &ts;
+		}
+		if (ppoll(p, 2, tsp, NULL) < 0 && errno != EINTR)
+			err = -errno;
+		else if (p[1].revents)
+			(void)check_alive(d);
+	}
+	if (!d->notify_always)
+		atomic_store_explicit(&d->hdr->app_waiting, 0,
+				      memory_order_relaxed);
+	/* Consume the doorbell (a late one only costs a spurious wake-up
+	 * of the next nap, which then finds the ring as it is). */
+	if (p[0].revents & POLLIN)
+		(void)!read(d->cq_fd, &v, sizeof(v));
+	return err;
+}
+
+/* Are sends whose completions go to this CQ outstanding? */
+static bool sends_pending(struct mrd_dev *d, struct mrd_cq *c)
+{
+	for (struct mrd_qp *q = d->qps; q; q = q->next)
+		if (q->sq.n && dcq(q->base.send_cq) == c)
+			return true;
+	return false;
+}
+
 int mrd_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 {
 	struct mrd_dev *d = ddev(cq->dev);
 	struct mrd_cq *c = dcq(cq);
 	int got = 0;
+	uint64_t now;
 
 	if (d->notify_always && !d->dead) {
 		uint64_t v;
@@ -899,18 +949,37 @@ int mrd_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 		c->localhead = c->nlocal = 0;
 	if (!d->dead && got < n)
 		got += ring_take(d, c, n - got, wc + got);
-	if (got)
+	if (got) {
+		c->empty_since = 0;
 		return got;
-	if (!d->dead) {
-		check_alive_sometimes(d);
-		if (d->dead) /* the flush may have filled the local list */
-			return mrd_poll_cq(cq, n, wc);
-		/* Nothing yet: the work happens in the daemon, which may
-		 * share this core (2-core hosts): let it run. */
+	}
+	if (d->dead)
+		return n ? -ENOTCONN : 0;
+	check_alive_sometimes(d);
+	if (d->dead) /* the flush may have filled the local list */
+		return mrd_poll_cq(cq, n, wc);
+	/* Nothing yet: the work happens in the daemon, which may share this
+	 * core (2-core hosts). First let it run; once the ring stayed empty
+	 * for a while and this CQ waits for our own sends, sleep until the
+	 * daemon rings (bounded): a caller that spins on an empty CQ would
+	 * otherwise keep a core the daemon needs. */
+	now = mrv_now_ns();
+	if (!c->empty_since || now - c->empty_last > MRD_NAP_NS)
+		c->empty_since = now; /* a new run of empty polls */
+	c->empty_last = now;
+	if (now - c->empty_since < MRD_POLL_SPIN_NS || !n ||
+	    !sends_pending(d, c)) {
 		sched_yield();
 		return 0;
 	}
-	return n ? -ENOTCONN : 0;
+	(void)nap(d, c, MRD_NAP_NS);
+	c->empty_last = mrv_now_ns(); /* the nap continues the run */
+	if (d->dead)
+		return mrd_poll_cq(cq, n, wc);
+	got = ring_take(d, c, n, wc);
+	if (got)
+		c->empty_since = 0;
+	return got;
 }
 
 int mrd_wait_cq(struct mrv_cq *cq, int timeout_ms)
@@ -922,10 +991,8 @@ int mrd_wait_cq(struct mrv_cq *cq, int timeout_ms)
 	deadline = timeout_ms < 0 ? UINT64_MAX
 				  : start + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = d->cq_fd, .events = POLLIN},
-				      {.fd = d->sock, .events = POLLIN}};
 		uint64_t now;
-		struct timespec ts, *tsp = NULL;
+		int err;
 
 		if (ring_ready(c))
 			return 1;
@@ -934,32 +1001,16 @@ int mrd_wait_cq(struct mrv_cq *cq, int timeout_ms)
 		now = mrv_now_ns();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		if (now - start < MRD_SPIN_NS)
+		if (now - start < MRD_SPIN_NS) {
+			/* The daemon may need this core to make the
+			 * completion we wait for. */
+			sched_yield();
 			continue;
-		/* Announce the sleep, then look once more (see ipc.h). */
-		atomic_store(&d->hdr->app_waiting, 1);
-		if (ring_ready(c))
-			goto woke;
-		if (deadline != UINT64_MAX) {
-			uint64_t left = deadline - now;
-
-			ts.tv_sec = (time_t)(left / 1000000000ull);
-			ts.tv_nsec = (long)(left % 1000000000ull);
-			tsp = &ts;
 		}
-		if (ppoll(p, 2, tsp, NULL) < 0 && errno != EINTR)
-			return -errno;
-		if (p[1].revents)
-			(void)check_alive(d);
-	woke:
-		if (!d->notify_always)
-			atomic_store_explicit(&d->hdr->app_waiting, 0,
-					      memory_order_relaxed);
-		{
-			uint64_t v;
-
-			(void)!read(d->cq_fd, &v, sizeof(v));
-		}
+		err = nap(d, c,
+			  deadline == UINT64_MAX ? UINT64_MAX : deadline - now);
+		if (err < 0)
+			return err;
 	}
 }
 

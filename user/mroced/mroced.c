@@ -12,10 +12,11 @@
  *   completions into the sessions' completion rings (doorbell if the app
  *   sleeps) -> control requests and signals from epoll.
  * Adaptive polling: while there is work the loop spins (epoll with a zero
- * timeout to see control traffic); after spin_us without work it announces
- * that it sleeps in every session's shared header, re-checks the rings and
- * sleeps in epoll until a packet, a doorbell, a control message, a signal
- * or the engines' next timer.
+ * timeout to see control traffic, at most every 20 us while busy: the
+ * system call costs more than a round); after spin_us without work it
+ * announces that it sleeps in every session's shared header, re-checks
+ * the rings and sleeps in epoll until a packet, a doorbell, a control
+ * message, a signal or the engines' next timer.
  *
  * A session ends when its socket hangs up (the application exited or
  * died): its QPs, CQs, MRs and shared memory are released at once.
@@ -65,15 +66,16 @@ static const char help_text[] =
 "    mroced - the mroce daemon: RDMA transports for many applications\n"
 "\n"
 "SYNOPSIS\n"
-"    mroced --local ADDR [--backend udp|afxdp] [--ifname IF] [--queue Q]\n"
-"           [--attach] [--sock PATH] [--paths N] [--mtu BYTES]\n"
+"    mroced --local ADDR [--backend udp|afxdp] [--ifname IF]\n"
+"           [--queue Q|all] [--attach] [--sock PATH] [--paths N]\n"
+"           [--mtu BYTES]\n"
 "           [--rto-min USEC] [--udp-port PORT] [--spin-us USEC]\n"
 "           [--sock-mode MODE] [--seed N] [--foreground] [-v]\n"
 "\n"
 "DESCRIPTION\n"
 "    Owns the packet I/O of one local address (kernel UDP sockets, or an\n"
-"    AF_XDP socket on one receive queue of IF, behind the XDP program of\n"
-"    `mrocectl attach IF`) and runs both transports on it: MetaRoCE (UDP\n"
+"    AF_XDP sockets, one per receive queue of IF, behind the XDP program\n"
+"    of `mrocectl attach IF`) and runs both transports on it: MetaRoCE (UDP\n"
 "    port 4792) and RoCEv2 (4791). Applications use it through libmroce\n"
 "    with struct mrv_dev_attr.mode = MRV_MODE_DAEMON (mroce_perf\n"
 "    --daemon): verbs calls travel over the UNIX socket PATH, work requests\n"
@@ -92,7 +94,10 @@ static const char help_text[] =
 "    -l, --local=ADDR     numeric IPv4/IPv6 address to use (required)\n"
 "    -b, --backend=B      udp (default) or afxdp\n"
 "    -i, --ifname=IF      interface (afxdp)\n"
-"    -q, --queue=Q        receive queue of IF to bind (default 0)\n"
+"    -q, --queue=Q|all    afxdp: bind only receive queue Q of IF, or one\n"
+"                         socket per receive queue (all, the default);\n"
+"                         a packet leaves on queue (source port % queues).\n"
+"                         The per-queue counters are logged on exit\n"
 "    -A, --attach         attach the XDP program to IF first (as\n"
 "                         `mrocectl attach IF`) and detach it on exit\n"
 "    -s, --sock=PATH      control socket (default " MRD_DEFAULT_SOCK ")\n"
@@ -1044,13 +1049,32 @@ static int do_query_path(struct sess *s, const struct mrd_req *q,
 	return 0;
 }
 
+/* One line per receive queue the endpoint read (afxdp), on exit. */
+static void log_queue_stats(void)
+{
+	int nq = mroce_ep_nqueues(D.ep);
+
+	for (int i = 0; i < nq; i++) {
+		struct mroce_io_stats is;
+		uint32_t q = 0;
+
+		mroce_io_get_stats(mroce_ep_queue_io(D.ep, i, &q), &is);
+		pr_info("queue %u: rx %llu pkts %llu bytes, tx %llu pkts "
+			"%llu bytes",
+			q, (unsigned long long)is.rx_pkts,
+			(unsigned long long)is.rx_bytes,
+			(unsigned long long)is.tx_pkts,
+			(unsigned long long)is.tx_bytes);
+	}
+}
+
 static void do_query_stats(struct sess *s, struct mrd_rep *r)
 {
 	struct mroce_engine_stats es;
 	struct mroce_io_stats is;
 
 	mroce_engine_get_stats(s->e, &es);
-	mroce_io_get_stats(mroce_ep_io(D.ep), &is);
+	mroce_ep_io_stats(D.ep, &is);
 	r->u.stats = (struct mrd_stats){
 		.tx_pkts = es.tx_pkts,
 		.rx_pkts = es.rx_pkts,
@@ -1093,7 +1117,7 @@ static int do_status(const struct mrd_req *q, struct mrd_rep *r)
 	memcpy(st->ifname, D.ifname, sizeof(st->ifname));
 	st->uptime_ms = (now_ns() - D.start_ns) / 1000000u;
 	memcpy(st->ctl, D.ctl, sizeof(D.ctl));
-	mroce_io_get_stats(mroce_ep_io(D.ep), &is);
+	mroce_ep_io_stats(D.ep, &is);
 	memcpy(st->io, &is, sizeof(st->io));
 	e = mroce_ep_engine(D.ep, q->u.status.transport
 					  ? q->u.status.transport
@@ -1439,9 +1463,12 @@ static void reap_in_batch(struct sess *s, struct epoll_event *evs, int from,
 	sess_reap(s, "socket closed");
 }
 
+/* While there is work, epoll (control, signals) at most this often. */
+#define EPOLL_BUSY_NS 20000ull
+
 static int run(void)
 {
-	uint64_t last_work = now_ns();
+	uint64_t last_work = now_ns(), last_epoll = 0;
 	struct epoll_event evs[64];
 
 	for (;;) {
@@ -1452,9 +1479,14 @@ static int run(void)
 
 		work = pump(now);
 		reap_dead();
-		if (work > 0)
+		if (work > 0) {
 			last_work = now;
-		else if (now - last_work >= D.spin_ns && prepare_sleep()) {
+			/* Busy: packets and rings are polled by pump(); look
+			 * at control traffic and signals only now and then (a
+			 * system call per round costs more than the round). */
+			if (now - last_epoll < EPOLL_BUSY_NS)
+				continue;
+		} else if (now - last_work >= D.spin_ns && prepare_sleep()) {
 			uint64_t wake = mroce_ep_next_timer(D.ep, now);
 
 			now = now_ns();
@@ -1469,6 +1501,7 @@ static int run(void)
 			}
 		}
 		nev = epoll_pwait2(D.epfd, evs, 64, &ts, NULL);
+		last_epoll = now_ns();
 		if (sleeping)
 			end_sleep();
 		if (nev < 0 && errno != EINTR) {
@@ -1606,6 +1639,7 @@ int main(int argc, char **argv)
 		{0}};
 	struct mroce_ep_cfg cfg = {0};
 	const char *local = NULL, *ifname = NULL;
+	bool one_queue = false;
 	uint16_t udp_port = 0;
 	uint64_t seed = 0;
 	sigset_t mask;
@@ -1637,7 +1671,10 @@ int main(int argc, char **argv)
 			ifname = optarg;
 			break;
 		case 'q':
-			cfg.io.queue = (uint32_t)num(optarg, "queue", 0, 1023);
+			one_queue = strcmp(optarg, "all") != 0;
+			if (one_queue)
+				cfg.io.queue = (uint32_t)num(
+					optarg, "queue", 0, MROCE_MAX_QUEUES - 1);
 			break;
 		case 'A':
 			D.attached = true; /* requested; set for real below */
@@ -1708,6 +1745,7 @@ int main(int argc, char **argv)
 	cfg.io.rocev2_port =
 		udp_port ? (uint16_t)(udp_port + 1) : ROCEV2_UDP_PORT;
 	cfg.io.ifname = ifname;
+	cfg.all_queues = D.backend == MRV_BACKEND_AFXDP && !one_queue;
 	cfg.io.frame_size = 4096;
 	cfg.io.nframes = 4096;
 	cfg.io.sport_min = MROCE_SPORT_MIN;
@@ -1766,10 +1804,14 @@ int main(int argc, char **argv)
 		goto out_sock;
 	}
 	D.start_ns = now_ns();
-	pr_info("serving %s on %s (%s%s%s, mtu %u) at %s", "metaroce+rocev2",
-		local, D.backend == MRV_BACKEND_AFXDP ? "afxdp " : "udp",
-		ifname ? ifname : "", "", mroce_ep_mtu(D.ep), D.sock_path);
+	pr_info("serving %s on %s (%s%s, %d queue%s, mtu %u) at %s",
+		"metaroce+rocev2", local,
+		D.backend == MRV_BACKEND_AFXDP ? "afxdp " : "udp",
+		ifname ? ifname : "", mroce_ep_nqueues(D.ep),
+		mroce_ep_nqueues(D.ep) == 1 ? "" : "s", mroce_ep_mtu(D.ep),
+		D.sock_path);
 	err = run();
+	log_queue_stats();
 	close(D.lfd);
 	unlink(D.sock_path);
 	close(D.epfd);
