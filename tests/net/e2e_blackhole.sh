@@ -16,7 +16,8 @@
 # source ports and leaves the dead one. RoCEv2 has one path per QP, the
 # one that dies here, so its runs are recorded, not required (they end
 # with "transport retry counter exceeded"); a verify mismatch fails either.
-# The blackhole must really have dropped packets of every run.
+# The blackhole must really have dropped packets of every MetaRoCE run
+# (RoCEv2 runs where it missed are marked so in the results).
 #
 #   tests/net/e2e_blackhole.sh [--probe]
 set -u
@@ -102,9 +103,16 @@ for tr in metaroce rocev2; do
 			e2e_finish $tol
 			ok=$?
 			if [ -n "$bh" ]; then
-				if [ $ok -eq 0 ] || [ $tr = rocev2 ]; then
-					echo "   blackhole of path $bh dropped $d packets"
-					[ $d -gt 0 ] || { echo "FAIL: $E2E_NAME: the blackhole dropped nothing"; E2E_FAILS=$((E2E_FAILS + 1)); }
+				echo "   blackhole of path $bh dropped $d packets"
+				# MetaRoCE must have survived a real failure. A RoCEv2
+				# run is only recorded: on a loaded machine its one path
+				# can be idle in RTO backoff while the busiest path is
+				# chosen, and then the blackhole misses it.
+				if [ $d -eq 0 ] && [ $tr = metaroce ]; then
+					echo "FAIL: $E2E_NAME: the blackhole dropped nothing"
+					E2E_FAILS=$((E2E_FAILS + 1))
+				elif [ $d -eq 0 ]; then
+					E2E_RESULT="$E2E_RESULT (blackhole missed its path: not a failure test)"
 				fi
 			fi
 			RESULTS+="$E2E_NAME: $E2E_RESULT"$'\n'
