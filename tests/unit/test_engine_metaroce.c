@@ -1352,6 +1352,148 @@ START_TEST(path__blackhole_rerolled_and_transfer_completes)
 }
 END_TEST
 
+/* ACKs leave on the receiver's own ports in rotation (ack_sport), never
+ * pinned to the data's port: a dead reverse plane then costs every path
+ * a share of its ACKs instead of silencing the paths whose ACKs crossed
+ * it. PROBE answers leave twice, on two different ports. */
+struct ackports {
+	uint16_t sport[64];
+	int n, acks, data_sport_acks;
+	uint16_t data_sport[MROCE_MAX_PATHS];
+	int probe_answers, probe_pairs;
+	uint8_t last_path;
+	uint32_t last_tsecr;
+	uint16_t last_sport;
+};
+
+static enum pump_verdict record_ack_ports(struct pump *p, int src, int dst,
+					  const struct mroce_tx_pkt *t,
+					  const struct mroce_mr_pkt *pk)
+{
+	struct ackports *a = p->ctx;
+	int i;
+
+	(void)dst;
+	if (!pk)
+		return PUMP_PASS;
+	if (src == 0 && pk->opcode != MROCE_OP_ACK && pk->path < MROCE_MAX_PATHS)
+		a->data_sport[pk->path] = t->sport;
+	if (src != 1 || pk->opcode != MROCE_OP_ACK)
+		return PUMP_PASS;
+	a->acks++;
+	for (i = 0; i < a->n && a->sport[i] != t->sport; i++)
+		;
+	if (i == a->n && a->n < 64)
+		a->sport[a->n++] = t->sport;
+	if (pk->ack.flags & MROCE_ACKF_PROBE) {
+		if (a->probe_answers && pk->path == a->last_path &&
+		    pk->ack.tsecr == a->last_tsecr && t->sport != a->last_sport)
+			a->probe_pairs++;
+		a->probe_answers++;
+		a->last_path = pk->path;
+		a->last_tsecr = pk->ack.tsecr;
+		a->last_sport = t->sport;
+	}
+	return PUMP_PASS;
+}
+
+START_TEST(ack__sprayed_over_the_receivers_own_ports)
+{
+	struct pair s;
+	struct ackports a;
+	struct mroce_path_info pi;
+	int own = 0;
+
+	memset(&a, 0, sizeof(a));
+	pair_setup(&s, 1 << 21);
+	s.p.filter = record_ack_ports;
+	s.p.ctx = &a;
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1 << 20,
+			      1 << 20),
+			 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert_int_gt(a.acks, 8);
+	/* every ACK port is one of the receiver's own path ports ... */
+	for (int i = 0; i < a.n; i++) {
+		bool found = false;
+
+		for (int k = 0;
+		     !mroce_engine_path_info(s.p.e[1], s.p.peer[1][0], k, &pi);
+		     k++)
+			found |= pi.sport == a.sport[i];
+		own += found;
+	}
+	/* (the one after the ACCEPT leaves on path 0's port, also ours) */
+	ck_assert_int_eq(own, a.n);
+	/* ... and they rotate over several of them */
+	ck_assert_int_ge(a.n, 4);
+	/* the first PROBEs of the connection were answered on two ports */
+	ck_assert_int_gt(a.probe_answers, 0);
+	ck_assert_int_gt(a.probe_pairs, 0);
+	pair_fini(&s);
+}
+END_TEST
+
+/* One of the receiver's ports lands on a dead plane in its direction
+ * (every packet it sends from that port is lost). It carries only ACKs,
+ * so nothing else would notice: it is probed every MR_ACK_PROBE_EVERY
+ * ACKs, retired after two unanswered probes and replaced, and the
+ * transfer completes byte-exact without an error. */
+struct revdead {
+	uint16_t sport;
+	int dropped;
+};
+
+static enum pump_verdict drop_receiver_port(struct pump *p, int src, int dst,
+					    const struct mroce_tx_pkt *t,
+					    const struct mroce_mr_pkt *pk)
+{
+	struct revdead *r = p->ctx;
+
+	(void)dst;
+	(void)pk;
+	if (src == 1 && t->sport == r->sport) {
+		r->dropped++;
+		return PUMP_DROP;
+	}
+	return PUMP_PASS;
+}
+
+START_TEST(ack_port__dead_reverse_port_retired_and_replaced)
+{
+	struct pair s;
+	struct revdead r;
+	struct mroce_path_info pi;
+	size_t len = 4u << 20;
+
+	pair_setup(&s, 2 * len);
+	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	ck_assert_int_eq(mroce_engine_path_info(s.p.e[1], s.p.peer[1][0], 2,
+						&pi),
+			 0);
+	r.sport = pi.sport;
+	r.dropped = 0;
+	s.p.filter = drop_receiver_port;
+	s.p.ctx = &r;
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
+			      (uint32_t)len),
+			 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 4000000000ull));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	ck_assert_int_gt(r.dropped, 0);
+	ck_assert_int_eq(mroce_engine_path_info(s.p.e[1], s.p.peer[1][0], 2,
+						&pi),
+			 0);
+	ck_assert_uint_ne(pi.sport, r.sport);
+	ck_assert_uint_ge(pi.gen, 1);
+	ck_assert_uint_ge(stats(&s, 1).path_rerolls, 1);
+	ck_assert_uint_gt(stats(&s, 1).probes_sent, 0);
+	pair_fini(&s);
+}
+END_TEST
+
 /* The timer heap: once a transfer is over and acknowledged nothing is
  * due (next_timer() says never, so a driver sleeps), and a new post is
  * due at once. */
@@ -2481,6 +2623,8 @@ Suite *engine_metaroce_suite(void)
 	tcase_add_test(tc, conn_mem__at_most_16_kib_for_8_paths);
 	tcase_add_test(tc, restart__peer_restarted_gets_new_connection);
 	tcase_add_test(tc, restart__replayed_confirm_never_tears_down);
+	tcase_add_test(tc, ack__sprayed_over_the_receivers_own_ports);
+	tcase_add_test(tc, ack_port__dead_reverse_port_retired_and_replaced);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -123,7 +123,7 @@ static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	p->next_psn = p->una = p->loss_scan = p->high_acked = isn;
 	p->coal_psn = isn;
 	p->inflight = p->nlost = p->nheld = 0;
-	p->probed = p->probation = p->tlp = p->moving = 0;
+	p->probed = p->probation = p->tlp = p->moving = p->hops = 0;
 	p->deadline = 0;
 	p->hold_until = 0;
 	p->srtt_us = p->rttvar_us = 0;
@@ -1123,6 +1123,7 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 	p->rx_sport = m->sport;
 	p->rx_tsecr = pk->tsval;
 	p->ack_flags |= MROCE_ACKF_PROBE;
+	p->ack_twice = c->npaths > 1;
 	ack_want(p, true, now);
 	return 0;
 }
@@ -1303,6 +1304,34 @@ static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 			 uint64_t now);
 static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 		      uint64_t now);
+static void explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
+			uint64_t now);
+
+/* The last time the peer was heard from: progress of our data, or any
+ * packet of it (a receiver of data has no progress of its own). */
+static uint64_t conn_heard(const struct mr_conn *c)
+{
+	return c->last_ack > c->last_rx ? c->last_ack : c->last_rx;
+}
+
+/* Progress after a quiet spell: paths whose probe went unanswered during
+ * it wait an RTO (the peer seemed gone); now that the connection lives,
+ * they are judged again within a PTO (path_silent), or the messages with
+ * segments on a dead plane stall for that RTO. */
+static void conn_revive(const struct mroce_engine *e, struct mr_conn *c,
+			const struct mr_path *from, uint64_t now)
+{
+	for (int i = 0; i < c->npaths; i++) {
+		struct mr_path *q = &c->path[i];
+		uint64_t due;
+
+		if (q == from || !q->probed || !q->deadline)
+			continue;
+		due = now + path_pto(e, c, q);
+		if (q->deadline > due)
+			q->deadline = due;
+	}
+}
 
 static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		   const struct mroce_mr_pkt *pk, uint64_t now)
@@ -1419,8 +1448,26 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 			    !rtx_after_probe(p, &c->txe[idx]))
 				lose_entry(e, c, p, idx, now);
 		}
+		uint32_t prtt = now_us(now) - pk->ack.tsecr;
+		uint64_t nrtt = now - p->probe_sent;
+
+		/* an idle port's first RTT sample (ack_port_check) */
+		if (!p->srtt_us && prtt && prtt < 10000000) {
+			p->srtt_us = prtt;
+			p->rttvar_us = prtt / 2;
+		}
+		if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
+			c->probe_rtt_min = nrtt;
+		if (p->probation && p->hops && p->hops < MR_EXPLORE_HOPS &&
+		    c->probe_rtt_min && !c->explore_failed &&
+		    nrtt > c->probe_rtt_min + c->probe_rtt_min / 16) {
+			explore_hop(e, c, pk->path, now);
+			return;
+		}
+		p->hops = 0;
 		p->probed = 0;
 		p->probation = 0;
+		p->ack_tx = 0;
 		path_arm(e, c, p, now);
 	}
 
@@ -1453,6 +1500,8 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 				p->min_rtt_us = rtt;
 		}
 		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
+		if (now - c->last_ack > path_pto(e, c, p))
+			conn_revive(e, c, p, now);
 		c->explore_acked += newly;
 		p->explore_acked += newly;
 		p->last_ack = c->last_ack = now;
@@ -1643,6 +1692,56 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
 		pk->ack.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
 }
 
+/* A port of ours that carries no data of ours has nothing to tell us
+ * whether the plane it hashes onto in our direction is alive, yet it
+ * carries our ACKs: every MR_ACK_PROBE_EVERY ACKs on it, it is probed.
+ * Two unanswered probes retire it (path_timer), and ack_sport skips it
+ * while its new port is on probation. */
+static void ack_port_check(struct mroce_engine *e, struct mr_conn *c,
+			   struct mr_path *p, uint64_t now)
+{
+	if (p->inflight + p->nlost + p->nheld || p->probed ||
+	    p->want_probe || p->moving)
+		return;
+	if (++p->ack_tx < MR_ACK_PROBE_EVERY)
+		return;
+	p->ack_tx = 0;
+	p->probed = 1;
+	p->want_probe = 1;
+	p->deadline = now + path_pto(e, c, p);
+	conn_kick(c);
+}
+
+/* The source port of an ACK of path slot: ACKs are sprayed over our own
+ * ports in rotation, not sent back on the data's port. The reverse
+ * direction has planes of its own, and the reversed 5-tuple of a data port
+ * hashes onto any of them: with ACKs pinned to it, a dead reverse plane
+ * silenced every forward path whose ACKs crossed it, live forward plane or
+ * not, and the sender retired those ports and had to find that plane
+ * again. Sprayed, a dead reverse plane costs each path a share of its
+ * ACKs, which cumulative ACKs and the SACK make up for; only a dead
+ * forward plane silences a path. Our ports are the ones our own data
+ * uses in that direction, so those on probation (suspected dead) are
+ * skipped while others remain. The ACK that follows an ACCEPT leaves on
+ * path 0's port, behind the ACCEPT. */
+static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
+			  int slot, uint64_t now)
+{
+	if (c->ack_accept && slot == 0) {
+		c->ack_accept = 0;
+		return c->path[0].sport;
+	}
+	for (int k = 0; k < c->npaths; k++) {
+		struct mr_path *p = &c->path[c->ack_rr++ % c->npaths];
+
+		if (p->probation)
+			continue;
+		ack_port_check(e, c, p, now);
+		return p->sport;
+	}
+	return c->path[slot].rx_sport;
+}
+
 /* One control packet of connection c, if any is due. 1 = built. */
 static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 		      struct mroce_tx_pkt *out, size_t cap, uint64_t now)
@@ -1677,6 +1776,7 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 		if (!c->path[0].rx_valid)
 			rx_path_reset(c, &c->path[0], 0, 0);
 		c->path[0].rx_sport = c->path[0].sport;
+		c->ack_accept = 1;
 		ack_want(&c->path[0], true, now);
 		return 1;
 	}
@@ -1707,14 +1807,22 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 
 		if (p->ack_due && (p->ack_urgent || now >= p->ack_due)) {
 			ack_fill(e, c, i, &pk, now);
-			if (emit(e, c, &pk, out, cap, p->rx_sport, false) < 0)
+			if (emit(e, c, &pk, out, cap, ack_sport(e, c, i, now),
+				 false) < 0)
 				return -1;
+			e->stats.tx_acks++;
+			/* A PROBE says our ACKs of this path went missing:
+			 * its answer leaves on two of our ports, in case
+			 * the plane of one is dead. */
+			if (p->ack_twice) {
+				p->ack_twice = 0;
+				return 1;
+			}
 			p->ack_due = 0;
 			p->ack_pending = 0;
 			p->ack_urgent = 0;
 			p->ack_flags = 0;
 			p->rx_ce = 0;
-			e->stats.tx_acks++;
 			return 1;
 		}
 		if (p->want_reroll) {
@@ -1747,6 +1855,7 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 			p->probe_rtx = p->rtx_total;
 			p->probe_psn = p->next_psn;
 			p->probe_ts = pk.tsval;
+			p->probe_sent = now;
 			e->stats.probes_sent++;
 			return 1;
 		}
@@ -2417,7 +2526,7 @@ static void path_probation(struct mroce_engine *e, struct mr_conn *c,
 	p->want_probe = 1;
 	/* Its probe waits behind the siblings' queues: allow one and a
 	 * half PTOs, then a second probe gets one more (path_timer). */
-	p->deadline = now + (now - c->last_ack < pto ? pto + pto / 2 :
+	p->deadline = now + (now - conn_heard(c) < pto ? pto + pto / 2 :
 						      path_rto(e, c, p));
 }
 
@@ -2446,6 +2555,26 @@ static void path_probation(struct mroce_engine *e, struct mr_conn *c,
  * new port goes through probation (a PROBE must answer: it may hash onto
  * a dead plane) and then starts with its siblings' mean window. Called
  * whenever the path may have drained. */
+/* An explored path takes a fresh port (on probation). The PROBE's answer
+ * tells where it landed: over a plane our other ports keep busy it waits
+ * behind their queues, over an idle one it takes the base RTT. A move is
+ * made because a plane idles, so a port that lands on a queue is tried
+ * again at once, up to MR_EXPLORE_HOPS ports (a round trip each, where
+ * judging it by the rate took a ramp and two intervals). */
+static void explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
+			uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+
+	p->hops++;
+	p->sport = new_sport(e, c, slot);
+	p->probe_ts = 0;
+	p->tlp = 0;
+	e->stats.path_rerolls++;
+	path_probation(e, c, p, now);
+	mr_cc_on_explore(e, c, p);
+}
+
 static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 		      uint64_t now)
 {
@@ -2454,12 +2583,8 @@ static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 	if (!p->moving || p->inflight + p->nlost + p->nheld)
 		return;
 	p->moving = 0;
-	p->sport = new_sport(e, c, slot);
-	p->probe_ts = 0;
-	p->tlp = 0;
-	e->stats.path_rerolls++;
-	path_probation(e, c, p, now);
-	mr_cc_on_explore(e, c, p);
+	p->hops = 0;
+	explore_hop(e, c, slot, now);
 }
 
 static void explore_restart(struct mr_conn *c, uint64_t now, uint8_t fl)
@@ -2511,6 +2636,7 @@ static int explore_victim(const struct mr_conn *c, uint64_t skip)
  * port on a dead plane never leaves probation). */
 static void explore_quiet(struct mr_conn *c, uint64_t now)
 {
+	c->explore_failed = 1;
 	explore_restart(c, now, c->explore_fl & MR_EXPLORE_WARM);
 }
 
@@ -2579,6 +2705,7 @@ static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 	}
 	/* Payload rate; a balanced connection reaches ~93% of the line. */
 	if (rate >= link / 100 * MR_EXPLORE_PCT) {
+		c->explore_failed = 0;
 		c->explore_good = 1;
 		c->explore_fails = 0;
 		explore_restart(c, now, MR_EXPLORE_WARM);
@@ -2647,17 +2774,17 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			/* Idle, unless a probation probe went unanswered:
 			 * probe once more (it may have been lost), then try
 			 * another port. */
-			if (p->probation && p->probed < MR_PROBES) {
+			if (p->probed && p->probed < MR_PROBES) {
 				uint64_t pto = path_pto(e, c, p);
 
 				p->probed++;
 				p->want_probe = 1;
-				p->deadline = now + (now - c->last_ack < pto ?
+				p->deadline = now + (now - conn_heard(c) < pto ?
 							     pto :
 							     path_rto(e, c, p));
 				return;
 			}
-			if (p->probation) {
+			if (p->probed) {
 				explore_quiet(c, now);
 				path_retire(e, c, slot, MROCE_REROLL_TIMEOUT,
 					    false);
@@ -2711,8 +2838,8 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 				e->stats.rto_fires++;
 			p->probed++;
 			p->want_probe = 1;
-			p->deadline = now + (c->last_ack &&
-						     now - c->last_ack <
+			p->deadline = now + (conn_heard(c) &&
+						     now - conn_heard(c) <
 							     path_pto(e, c, p) ?
 					     path_pto(e, c, p) :
 					     path_rto(e, c, p));

@@ -23,6 +23,7 @@
 #define MR_PROBES	2	/* unanswered probes before a path is dead */
 #define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
 #define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
+#define MR_ACK_PROBE_EVERY 16	/* our ACKs on an idle port between probes */
 #define MR_RNR_TIMER	5	/* our RNR NAK timer, units of 10 us */
 #define MR_HS_RTO_NS	1000000ull /* first handshake retransmit, 1 ms */
 #define MR_COOKIE_LIFE_MS 2000	/* CHALLENGE cookies expire after 2 s */
@@ -36,6 +37,7 @@
 #define MR_EXPLORE_PATHS 1	/* paths rerolled per exploration */
 #define MR_EXPLORE_PCT	80	/* explore below this % of link_bps */
 #define MR_EXPLORE_TRIES 8	/* failed explorations per interval doubling */
+#define MR_EXPLORE_HOPS	6	/* ports a move tries for an uncrowded plane */
 #define MR_EXPLORE_MAX_SHIFT 6	/* interval backs off to x64 at most */
 #define MR_EXPLORE_BLOCKED 0x01	/* data waited for a window */
 #define MR_EXPLORE_IDLE	0x02	/* nothing to send (application-limited) */
@@ -120,6 +122,7 @@ struct mr_path {
 				 * may hold for ACK coalescing (no ACK_REQ) */
 	uint32_t probe_psn;	/* next_psn when the PROBE left */
 	uint32_t probe_ts;	/* its tsval */
+	uint64_t probe_sent;	/* ns when it left (exploration's RTT) */
 	uint64_t deadline;	/* PTO/RTO, 0 = idle */
 	uint64_t hold_until;	/* RNR hold expiry of held entries */
 	uint64_t last_ack;	/* ns of the last newly acknowledged PSN */
@@ -139,6 +142,8 @@ struct mr_path {
 	uint8_t want_probe;	/* send a PROBE */
 	uint8_t want_reroll;	/* send PATH_REROLL (reason) */
 	uint8_t old_gen;
+	uint8_t ack_tx;		/* our ACKs on this idle port since its probe */
+	uint8_t hops;		/* ports tried by the current exploration move */
 	struct mr_cc cc;
 	uint16_t *ring;		/* MR_PATH_WIN entry indices by PSN */
 
@@ -147,6 +152,7 @@ struct mr_path {
 	uint8_t rx_valid;	/* rx_gen / rx_cum are initialised */
 	uint8_t ack_flags;	/* MROCE_ACKF_* for the next ACK */
 	uint8_t ack_urgent;
+	uint8_t ack_twice;	/* the next ACK answers a PROBE: send it twice */
 	uint16_t rx_sport;	/* sport of the last packet: ACKs go back on it */
 	uint16_t ack_pending;	/* packets since the last ACK */
 	uint16_t rx_ce;		/* CE marks since the last ACK */
@@ -198,6 +204,8 @@ struct mr_conn {
 	uint8_t explore_fails;	/* explorations without a better rate */
 	uint8_t explore_fl;	/* MR_EXPLORE_* seen in the interval */
 	uint8_t explore_good;	/* the last judged interval reached the rate */
+	uint8_t explore_failed;	/* a path failed since the rate was reached */
+	uint64_t probe_rtt_min;	/* ns: smallest PROBE round trip seen */
 	uint64_t explore_moved;	/* slots (bit i: path i; i < 64) moved by
 				 * the last exploration: still ramping */
 
@@ -208,6 +216,8 @@ struct mr_conn {
 	uint64_t active_epoch;	/* receiver: epoch we last saw data */
 
 	uint32_t rr;		/* path rotation for spraying */
+	uint32_t ack_rr;	/* rotation of our ports for ACKs (ack_sport) */
+	uint8_t ack_accept;	/* next ACK of path 0 follows the ACCEPT */
 	uint32_t txe_used;
 	uint32_t nresend;	/* entries with TXE_RESEND */
 	struct mr_txe *txe;	/* MR_TXE_MAX */
