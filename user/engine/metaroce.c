@@ -142,6 +142,8 @@ static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 }
 
 static void conn_kick(struct mr_conn *c);
+static void ack_port_check(struct mroce_engine *e, struct mr_conn *c,
+			   struct mr_path *p, uint64_t now, bool now_due);
 static void heap_remove(struct mr_engine *t, struct mr_conn *c);
 
 static struct mr_conn *conn_new(struct mroce_engine *e, int peer)
@@ -356,13 +358,43 @@ static inline uint32_t cookie_clock(uint64_t now)
 	return (uint32_t)(now / 1000000);	/* ms */
 }
 
+/* Handshake retransmission timeout of try `tries`: rto_min (no RTT is
+ * known yet for a REQ; a CONFIRM's is at least twice the REQ's round
+ * trip), doubling per try up to x64, and never below MR_HS_RTO_MIN_NS.
+ * It used to be 1 ms flat: at 5% loss one lost handshake packet in 20
+ * connections idled a connection for longer than a 64 MiB transfer. The
+ * responder keeps no state, so an early resend costs one small packet. */
+static uint64_t hs_rto(const struct mroce_engine *e,
+		       const struct mr_conn *c, uint8_t tries)
+{
+	uint64_t rto = (uint64_t)e->cfg.rto_min_us * 1000;
+
+	if (c->hs_rtt_us && rto < 2ull * c->hs_rtt_us * 1000)
+		rto = 2ull * c->hs_rtt_us * 1000;
+	if (rto < MR_HS_RTO_MIN_NS)
+		rto = MR_HS_RTO_MIN_NS;
+	return rto << (tries < 6 ? tries : 6);
+}
+
+/* The next handshake deadline: hs_rto plus up to as much again at
+ * random, so that the connections of an incast, which all lost their
+ * handshake packets in the same burst, do not all resend in the next. */
+static uint64_t hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
+			    uint8_t tries, uint64_t now)
+{
+	uint64_t rto = hs_rto(e, c, tries);
+
+	return now + rto +
+	       mroce_rng_below(e, rto < UINT32_MAX ? (uint32_t)rto : UINT32_MAX);
+}
+
 static void hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
 	c->state = MR_CONN_REQ_SENT;
 	c->nonce = mroce_rng_u64(e);
 	c->hs_tries = 0;
 	c->want_hs = 1;
-	c->hs_deadline = now + MR_HS_RTO_NS;
+	c->hs_deadline = hs_deadline(e, c, 0, now);
 	conn_kick(c);
 }
 
@@ -555,7 +587,7 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			c->hs_fast = 0;
 			c->hs_tries = 0;
 			c->want_hs = 1;
-			c->hs_deadline = now + MR_HS_RTO_NS;
+			c->hs_deadline = hs_deadline(e, c, 0, now);
 		}
 		return 0;
 	case MROCE_OP_CONNECT_CONFIRM: {
@@ -1114,6 +1146,7 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 		    const struct mroce_mr_pkt *pk, uint64_t now)
 {
 	struct mr_path *p;
+	bool data;
 
 	if (pk->path >= c->npaths)
 		return -EINVAL;
@@ -1122,8 +1155,25 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 		return -ESTALE;
 	p->rx_sport = m->sport;
 	p->rx_tsecr = pk->tsval;
+	/* a PROBE of a path that never carried data checks the prober's
+	 * port (ack_port_check): one answer is enough */
+	data = pk->next_psn != mroce_path_isn(c->rx_isn, pk->path,
+					      pk->path_gen);
 	p->ack_flags |= MROCE_ACKF_PROBE;
-	p->ack_twice = c->npaths > 1;
+	p->ack_twice = data && c->npaths > 1;
+	/* The peer misses ACKs of that path although we have all it sent
+	 * on it (else its data was lost, not our ACKs: an incast's
+	 * downlink drops): some of our ports may have died in our
+	 * direction. Each that carried ACKs since its last
+	 * check is probed now rather than after MR_ACK_PROBE_EVERY (at
+	 * most once per MR_ACK_CHECK_NS: PROBEs of a lossy path come
+	 * often). */
+	if (data && !mroce_psn_before(p->rx_cum, pk->next_psn) &&
+	    now - c->ack_checked >= MR_ACK_CHECK_NS) {
+		c->ack_checked = now;
+		for (int i = 0; i < c->npaths; i++)
+			ack_port_check(e, c, &c->path[i], now, true);
+	}
 	ack_want(p, true, now);
 	return 0;
 }
@@ -1698,12 +1748,12 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
  * Two unanswered probes retire it (path_timer), and ack_sport skips it
  * while its new port is on probation. */
 static void ack_port_check(struct mroce_engine *e, struct mr_conn *c,
-			   struct mr_path *p, uint64_t now)
+			   struct mr_path *p, uint64_t now, bool now_due)
 {
 	if (p->inflight + p->nlost + p->nheld || p->probed ||
-	    p->want_probe || p->moving)
+	    p->want_probe || p->moving || p->probation)
 		return;
-	if (++p->ack_tx < MR_ACK_PROBE_EVERY)
+	if (now_due ? !p->ack_tx : ++p->ack_tx < MR_ACK_PROBE_EVERY)
 		return;
 	p->ack_tx = 0;
 	p->probed = 1;
@@ -1736,7 +1786,7 @@ static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
 
 		if (p->probation)
 			continue;
-		ack_port_check(e, c, p, now);
+		ack_port_check(e, c, p, now, false);
 		return p->sport;
 	}
 	return c->path[slot].rx_sport;
@@ -2901,9 +2951,7 @@ static void conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 		}
 		c->want_hs = 1;
 		c->hs_fast = 0;
-		c->hs_deadline =
-			now + (MR_HS_RTO_NS
-			       << (c->hs_tries < 6 ? c->hs_tries : 6));
+		c->hs_deadline = hs_deadline(e, c, c->hs_tries, now);
 	}
 	if (c->hold_until && now >= c->hold_until) {
 		/* Streams parked on an RNR hold resume (their held

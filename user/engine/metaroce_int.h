@@ -24,8 +24,9 @@
 #define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
 #define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
 #define MR_ACK_PROBE_EVERY 16	/* our ACKs on an idle port between probes */
+#define MR_ACK_CHECK_NS	50000	/* a PROBE probes our idle ports this often */
 #define MR_RNR_TIMER	5	/* our RNR NAK timer, units of 10 us */
-#define MR_HS_RTO_NS	1000000ull /* first handshake retransmit, 1 ms */
+#define MR_HS_RTO_MIN_NS 50000ull /* first handshake retransmit, at least */
 #define MR_COOKIE_LIFE_MS 2000	/* CHALLENGE cookies expire after 2 s */
 #define MR_FAIR_EPOCH_NS 100000ull /* fair-share sender counting epoch */
 #define MR_SWEEP_NS	1000000ull /* recompute every due time this often */
@@ -218,6 +219,7 @@ struct mr_conn {
 	uint32_t rr;		/* path rotation for spraying */
 	uint32_t ack_rr;	/* rotation of our ports for ACKs (ack_sport) */
 	uint8_t ack_accept;	/* next ACK of path 0 follows the ACCEPT */
+	uint64_t ack_checked;	/* ns: our ports last probed on a PROBE */
 	uint32_t txe_used;
 	uint32_t nresend;	/* entries with TXE_RESEND */
 	struct mr_txe *txe;	/* MR_TXE_MAX */
