@@ -21,108 +21,46 @@
 # over IPv4 and (at MTU 9000) IPv6.
 # Ping must still work through the attached program.
 set -u
-
-B=${MROCE_BUILD:-build}
-CTL=$B/bin/mrocectl
+# shellcheck source=tests/net/ns_lib.sh
+. "$(dirname "$0")/ns_lib.sh"
 PEER=$B/tests/mroce_afxdp_peer
 PING=$B/tests/mroce_xdp_send	# its --ping: iputils may be missing
-export PATH="$PATH:/usr/sbin:/sbin"
 
 probe() {
-	[ "$(id -u)" -eq 0 ] || { echo "needs root (netns, XDP, AF_XDP)"; return 77; }
-	command -v ip >/dev/null 2>&1 || { echo "'ip' is not installed"; return 77; }
-	[ -x "$CTL" ] && [ -x "$PEER" ] && [ -x "$PING" ] ||
-		{ echo "$CTL, $PEER or $PING not built"; return 77; }
-	local n=max$$
-	ip netns add $n 2>/dev/null ||
-		{ echo "cannot create network namespaces"; return 77; }
-	if ! ip -n $n link add ${n}0 type veth peer name ${n}1 2>/dev/null; then
-		ip netns del $n
-		echo "no veth support"
-		return 77
-	fi
-	ip netns del $n
-	# AF_XDP sockets: python is not needed, the kernel answers socket()
-	if ! perl -e 'use Socket; socket(my $s, 44, 3, 0) or exit 1' 2>/dev/null; then
-		echo "no AF_XDP sockets in this kernel"
-		return 77
-	fi
-	return 0
+	need_root "netns, XDP, AF_XDP" && need_cmds ip &&
+		need_built "$CTL" "$PEER" "$PING" && need_netns max && need_afxdp
 }
-
+ns_probe 77 probe "$@"
 BENCH=0
-case "${1:-}" in
---probe) probe; exit $? ;;
---bench) BENCH=1 ;;
-esac
-probe >/dev/null || { echo "cannot run: $(probe)"; exit 77; }
+[ "${1:-}" = --bench ] && BENCH=1
 
-ID=ax$$
-NSA=${ID}a NSB=${ID}b
-IFA=${ID}0 IFB=${ID}1
 IPA=10.251.0.1 IPB=10.251.0.2
 IP6A=fd00:251::1 IP6B=fd00:251::2
-cleanup() {
-	[ -n "${SPID:-}" ] && kill $SPID 2>/dev/null
-	ip netns del $NSA 2>/dev/null
-	ip netns del $NSB 2>/dev/null
-	rm -f ${OUT:-/nonexistent}
-	true
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-ip netns add $NSA && ip netns add $NSB || fail "netns add"
-ip link add $IFA numtxqueues 1 numrxqueues 1 type veth \
-	peer name $IFB numtxqueues 1 numrxqueues 1 || fail "veth"
-ip link set $IFA netns $NSA && ip link set $IFB netns $NSB || fail "move"
-ip -n $NSA addr add $IPA/24 dev $IFA
-ip -n $NSB addr add $IPB/24 dev $IFB
+ns_tmp afx
+ns_pair ax$$ $IPA $IPB
 ip -n $NSA addr add $IP6A/64 dev $IFA nodad
 ip -n $NSB addr add $IP6B/64 dev $IFB nodad
-ip -n $NSA link set $IFA up && ip -n $NSB link set $IFB up || fail "up"
-MAC_A=$(ip -n $NSA -br link show dev $IFA | awk '{print $3}')
-MAC_B=$(ip -n $NSB -br link show dev $IFB | awk '{print $3}')
-# AF_XDP does not answer ARP, and AF_XDP traffic never teaches the kernel
-# a neighbour: the backend reads these
-ip -n $NSA neigh replace $IPB lladdr $MAC_B dev $IFA nud permanent
-ip -n $NSB neigh replace $IPA lladdr $MAC_A dev $IFB nud permanent
-ip -n $NSA neigh replace $IP6B lladdr $MAC_B dev $IFA nud permanent
-ip -n $NSB neigh replace $IP6A lladdr $MAC_A dev $IFB nud permanent
-
-# in_ns NS IFNAME CMD...: CMD in a session of NS with bpffs mounted and
-# mroce attached to IFNAME. The pins of an earlier session vanished with
-# it while its plain attachment stayed: detach that one (detach finds it
-# on the interface) and attach again, which also starts from empty maps.
-in_ns() {
-	local ns=$1 ifn=$2
-	shift 2
-	ip netns exec $ns bash -c '
-		mount -t bpf bpf /sys/fs/bpf || exit 2
-		'"$CTL"' detach '"$ifn"' >/dev/null 2>&1
-		'"$CTL"' attach '"$ifn"' >/dev/null || { echo "attach failed"; exit 2; }
-		exec "$@"' in_ns "$@"
-}
+# static neighbours (ns_neigh): the backend reads these
+ns_neigh $IPA $IPB
+ns_neigh $IP6A $IP6B
 
 # exchange MTU A_ADDR B_ADDR ARGS...: one serve/ping round at this MTU
 exchange() {
 	local mtu=$1 a=$2 b=$3
 	shift 3
-	ip -n $NSA link set $IFA mtu $mtu && ip -n $NSB link set $IFB mtu $mtu ||
-		fail "mtu $mtu"
-	OUT=$(mktemp)
-	in_ns $NSB $IFB $PEER serve $IFB $b $a --timeout 20000 "$@" \
+	ns_mtu $mtu
+	OUT=$TMP/out
+	xdp_run $NSB $IFB $PEER serve $IFB $b $a --timeout 20000 "$@" \
 		>$OUT 2>&1 &
 	SPID=$!
-	for i in $(seq 100); do grep -q ready $OUT && break; sleep 0.1; done
+	for _ in $(seq 100); do grep -q ready $OUT && break; sleep 0.1; done
 	grep -q ready $OUT || { cat $OUT; fail "server did not start (MTU $mtu)"; }
-	in_ns $NSA $IFA $PEER ping $IFA $a $b --peer-mac $MAC_B \
+	xdp_run $NSA $IFA $PEER ping $IFA $a $b --peer-mac $MAC_B \
 		--timeout 15000 "$@" || { kill $SPID; cat $OUT; fail "ping (MTU $mtu)"; }
 	wait $SPID || { cat $OUT; fail "serve (MTU $mtu)"; }
 	SPID=
 	cat $OUT
 	LAST=$(cat $OUT)
-	rm -f $OUT
 }
 
 # ---- MTU 1500: one frame per packet. B's kernel does not know A's MAC:
@@ -143,9 +81,9 @@ exchange 9000 $IP6A $IP6B --count 100 --max-len 8192 --mb
 # ---- next hop: an off-link address is sent to its gateway's MAC; an
 # on-link address without a neighbour entry is dropped and counted
 ip -n $NSA route add 10.252.0.0/24 via $IPB dev $IFA || fail "route"
-out=$(in_ns $NSA $IFA $PEER tx $IFA $IPA 10.252.0.7 --count 3) || fail "tx: $out"
+out=$(xdp_run $NSA $IFA $PEER tx $IFA $IPA 10.252.0.7 --count 3) || fail "tx: $out"
 grep -q "tx_pkts=3 .*tx_no_neigh=0" <<<"$out" || fail "via gateway: $out"
-out=$(in_ns $NSA $IFA $PEER tx $IFA $IPA 10.251.0.99 --count 3) || fail "tx: $out"
+out=$(xdp_run $NSA $IFA $PEER tx $IFA $IPA 10.251.0.99 --count 3) || fail "tx: $out"
 grep -q "tx_pkts=0 .*tx_errors=3 .*tx_no_neigh=3" <<<"$out" ||
 	fail "no neighbour: $out"
 
@@ -154,13 +92,13 @@ ip netns exec $NSA $PING --ping $IPB >/dev/null || fail "ping A->B"
 ip netns exec $NSB $PING --ping $IPA >/dev/null || fail "ping B->A"
 
 if [ $BENCH = 1 ]; then
-	ip -n $NSA link set $IFA mtu 1500 && ip -n $NSB link set $IFB mtu 1500
+	ns_mtu 1500
 	for len in 64 1024; do
-		in_ns $NSA $IFA $PEER bench-xdp $IFA $IPA $IPB --len $len --seconds 3
+		xdp_run $NSA $IFA $PEER bench-xdp $IFA $IPA $IPB --len $len --seconds 3
 		ip netns exec $NSA $PEER bench-udp $IFA $IPA $IPB --len $len --seconds 3
 	done
-	ip -n $NSA link set $IFA mtu 9000 && ip -n $NSB link set $IFB mtu 9000
-	in_ns $NSA $IFA $PEER bench-xdp $IFA $IPA $IPB --len 8192 --seconds 3 --mb
+	ns_mtu 9000
+	xdp_run $NSA $IFA $PEER bench-xdp $IFA $IPA $IPB --len 8192 --seconds 3 --mb
 	ip netns exec $NSA $PEER bench-udp $IFA $IPA $IPB --len 8192 --seconds 3
 fi
 echo "afxdp_ns: all checks passed"

@@ -23,75 +23,23 @@
 #   - no daemon: mroce_perf and mrocectl name the socket and exit 1;
 #     mroced's bad arguments exit 2.
 set -u
+# shellcheck source=tests/net/ns_lib.sh
+. "$(dirname "$0")/ns_lib.sh"
 
-B=${MROCE_BUILD:-build}
-PERF=$B/bin/mroce_perf
-MROCED=$B/bin/mroced
-CTL=$B/bin/mrocectl
-export PATH="$PATH:/usr/sbin:/sbin"
-
-probe() {
-	for f in "$PERF" "$MROCED" "$CTL"; do
-		[ -x "$f" ] || { echo "$f not built"; return 77; }
-	done
-	command -v unshare >/dev/null 2>&1 ||
-		{ echo "'unshare' is not installed"; return 77; }
-	unshare -n true 2>/dev/null ||
-		{ echo "cannot create a network namespace (needs root)";
-		  return 77; }
-	return 0
-}
-
-if [ "${1:-}" = "--probe" ]; then
-	probe
-	exit $?
-fi
-if [ -z "${MROCE_DAEMON_IN_NS:-}" ]; then
-	probe >/dev/null || { echo "cannot run: $(probe)"; exit 1; }
-	MROCE_DAEMON_IN_NS=1 exec unshare -n "$0" "$@"
-fi
-
-ip link set lo up || exit 1
-TMP=$(mktemp -d /tmp/mroce-daemon.XXXXXX)
+probe() { need_built "$PERF" "$MROCED" "$CTL" && need_unshare; }
+ns_probe 1 probe "$@"
+ns_unshare "$@"
+ns_tmp daemon
 SA=$TMP/a.sock
 SB=$TMP/b.sock
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-FAILS=0
 PORT=18800
-fail() {
-	echo "FAIL: $*"
-	FAILS=$((FAILS + 1))
-}
-
-wait_listen() {
-	for _ in $(seq 200); do
-		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-wait_sock() {
-	for _ in $(seq 200); do
-		"$CTL" daemon --sock "$1" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	return 1
-}
+LC=
+kill_at_exit LC
 
 # start_daemon VAR ADDR SOCK: starts mroced, its pid in VAR.
 start_daemon() {
-	"$MROCED" --local "$2" --sock "$3" --rto-min 20000 \
-		2>"$TMP/mroced-$2.log" &
-	PIDS+=($!)
-	printf -v "$1" '%s' $!
-	wait_sock "$3" || fail "mroced on $2 did not start"
+	mroced_start "$1" "" "$3" --local "$2" --rto-min 20000 ||
+		flunk "mroced on $2 did not start"
 }
 
 start_daemon DA 127.0.0.1 "$SA"
@@ -99,28 +47,16 @@ start_daemon DB 127.0.0.2 "$SB"
 
 # run TEST TRANSPORT SIZE ITERS: server via A, client via B, --verify.
 run() {
-	local t=$1 tr=$2 size=$3 n=$4 rc src spid
-	local out=$TMP/$t-$tr.out srv=$TMP/$t-$tr.srv
+	local t=$1 tr=$2 size=$3 n=$4 out=$TMP/$1-$2
 	PORT=$((PORT + 1))
-	timeout 60 "$PERF" "$t" --daemon="$SA" -p $PORT -s "$size" \
-		--transport "$tr" >"$srv" 2>&1 &
-	spid=$!
-	wait_listen $PORT || { fail "$t $tr: server did not listen"; return; }
-	timeout 60 "$PERF" "$t" --daemon="$SB" -p $PORT -s "$size" -n "$n" \
-		--verify --transport "$tr" 127.0.0.1 >"$out" 2>&1
-	rc=$?
-	wait "$spid"
-	src=$?
-	if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
-		fail "$t $tr: client exit $rc, server exit $src"
-		sed 's/^/  client| /' "$out"
-		sed 's/^/  server| /' "$srv"
-		return
-	fi
-	grep -q "Verify *: OK" "$out" || fail "$t $tr: no 'Verify : OK'"
+	perf_pair "$t $tr" "$out" "" $PORT \
+		timeout 60 "$PERF" "$t" --daemon="$SA" -p $PORT -s "$size" \
+		--transport "$tr" -- \
+		timeout 60 "$PERF" "$t" --daemon="$SB" -p $PORT -s "$size" -n "$n" \
+		--verify --transport "$tr" 127.0.0.1 || return
 	grep -q "Device *: mroce (mroced)" "$out" ||
-		fail "$t $tr: header does not name the daemon"
-	echo "ok: $t $tr: $(grep -A1 -m1 '#bytes' "$out" | tail -1)"
+		flunk "$t $tr: header does not name the daemon"
+	echo "ok: $t $tr: $ROW"
 }
 
 for tr in metaroce rocev2; do
@@ -140,7 +76,7 @@ S1=$!
 "$PERF" write_bw --daemon="$SA" -p $P2 -s 8192 --transport metaroce \
 	>"$TMP/two-s2" 2>&1 &
 S2=$!
-if wait_listen $P1 && wait_listen $P2; then
+if wait_listen "" $P1 $S1 && wait_listen "" $P2 $S2; then
 	timeout 60 "$PERF" write_bw --daemon="$SB" -p $P1 -s 8192 -n 300 \
 		--verify --transport rocev2 127.0.0.1 >"$TMP/two-c1" 2>&1 &
 	C1=$!
@@ -159,13 +95,13 @@ if wait_listen $P1 && wait_listen $P2; then
 	wait $C2; r2=$?
 	wait $S1 $S2
 	[ $r1 -eq 0 ] && grep -q "Verify *: OK" "$TMP/two-c1" ||
-		{ fail "two apps: rocev2 client exit $r1"; cat "$TMP/two-c1"; }
+		{ flunk "two apps: rocev2 client exit $r1"; cat "$TMP/two-c1"; }
 	[ $r2 -eq 0 ] && grep -q "Verify *: OK" "$TMP/two-c2" ||
-		{ fail "two apps: metaroce client exit $r2"; cat "$TMP/two-c2"; }
+		{ flunk "two apps: metaroce client exit $r2"; cat "$TMP/two-c2"; }
 	[ $seen -eq 1 ] || echo "note: the two clients did not overlap"
 	[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && echo "ok: two applications at once"
 else
-	fail "two apps: servers did not listen"
+	flunk "two apps: servers did not listen"
 fi
 
 # A long transfer: server on A, client on B, for the kill cases.
@@ -174,13 +110,12 @@ long_start() {
 	timeout 60 "$PERF" write_bw --daemon="$SA" -p $PORT -s 65536 -D 20 \
 		--transport "$1" >"$TMP/long-srv" 2>&1 &
 	LS=$!
-	wait_listen $PORT || fail "long: server did not listen"
+	wait_listen "" $PORT $LS || flunk "long: server did not listen"
 	# no `timeout` wrapper: $LC must be mroce_perf itself (it is
 	# killed below); -D 20 bounds it
 	"$PERF" write_bw --daemon="$SB" -p $PORT -s 65536 -D 20 \
 		--transport "$1" 127.0.0.1 >"$TMP/long-cli" 2>&1 &
 	LC=$!
-	PIDS+=($LC)
 	# Wait until the client has its QP in the daemon.
 	for _ in $(seq 100); do
 		"$CTL" daemon --sock "$SB" --json 2>/dev/null |
@@ -194,7 +129,7 @@ long_start() {
 long_start rocev2
 "$CTL" daemon --sock "$SB" >"$TMP/st-before"
 grep -q "apps 1 .*qps 1" "$TMP/st-before" ||
-	fail "kill app: daemon did not show the client: $(cat "$TMP/st-before")"
+	flunk "kill app: daemon did not show the client: $(cat "$TMP/st-before")"
 kill -9 $LC
 wait $LC 2>/dev/null
 ok=0
@@ -205,7 +140,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 [ $ok -eq 1 ] && echo "ok: killed application reclaimed" ||
-	{ fail "kill app: objects left"; cat "$TMP/st-after"; }
+	{ flunk "kill app: objects left"; cat "$TMP/st-after"; }
 kill $LS 2>/dev/null
 wait $LS 2>/dev/null
 
@@ -218,7 +153,7 @@ for tr in rocev2 metaroce; do
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	if [ $rc -ne 1 ] || [ $ms -gt 10000 ]; then
-		fail "SIGKILL daemon ($tr): client exit $rc after $ms ms"
+		flunk "SIGKILL daemon ($tr): client exit $rc after $ms ms"
 		cat "$TMP/long-cli"
 	else
 		echo "ok: SIGKILL daemon ($tr): client exit 1 after $ms ms:" \
@@ -237,47 +172,31 @@ done
 
 # SIGTERM mid-transfer: exit 0, socket gone, the app sees flush errors.
 long_start metaroce
-kill -TERM "$DB"
-wait "$DB"
-drc=$?
+mroced_stop DB
 wait $LC
 rc=$?
-[ $drc -eq 0 ] || fail "SIGTERM: mroced exit $drc"
-[ -e "$SB" ] && fail "SIGTERM: socket $SB still there"
+[ -e "$SB" ] && flunk "SIGTERM: socket $SB still there"
 if [ $rc -ne 1 ] || ! grep -qi "flush\|not connected" "$TMP/long-cli"; then
-	fail "SIGTERM: client exit $rc"
+	flunk "SIGTERM: client exit $rc"
 	cat "$TMP/long-cli"
 else
 	echo "ok: SIGTERM: mroced exit 0, client: $(grep -m1 "mroce_perf:" "$TMP/long-cli")"
 fi
-grep -q "shut down" "$TMP/mroced-127.0.0.2.log" ||
-	fail "SIGTERM: no shutdown line in the log"
+grep -q "shut down" "$TMP/mroced-b.log" ||
+	flunk "SIGTERM: no shutdown line in the log"
 kill $LS 2>/dev/null
 wait $LS 2>/dev/null
 
 # No daemon: named errors, exit 1.
-out=$(timeout 10 "$PERF" write_bw --daemon="$SB" 2>&1)
-rc=$?
-[ $rc -eq 1 ] && echo "$out" | grep -q "mroced is not running (socket $SB)" ||
-	fail "perf without daemon: exit $rc, '$out'"
-out=$("$CTL" daemon --sock "$SB" 2>&1)
-rc=$?
-[ $rc -eq 1 ] && echo "$out" | grep -q "mroced is not running (socket $SB)" ||
-	fail "mrocectl without daemon: exit $rc, '$out'"
+expect_exit 1 "mroced is not running (socket $SB)" "perf without daemon" \
+	timeout 10 "$PERF" write_bw --daemon="$SB"
+expect_exit 1 "mroced is not running (socket $SB)" "mrocectl without daemon" \
+	"$CTL" daemon --sock "$SB"
 # A second daemon on a live socket refuses to start.
-out=$("$MROCED" --local 127.0.0.3 --sock "$SA" 2>&1)
-rc=$?
-[ $rc -eq 1 ] && echo "$out" | grep -q "another mroced is running" ||
-	fail "second daemon: exit $rc, '$out'"
-for args in "" "--local nope" "--local 127.0.0.1 --backend ib" \
-	    "--local 127.0.0.1 --backend afxdp" "--local 127.0.0.1 extra"; do
-	# shellcheck disable=SC2086
-	out=$("$MROCED" $args 2>&1)
-	rc=$?
-	[ $rc -eq 2 ] && [ -n "$out" ] || fail "mroced '$args': exit $rc"
-done
-"$MROCED" --help | grep -q "^SYNOPSIS" || fail "mroced --help"
-"$CTL" daemon --help | grep -q "^SYNOPSIS" || fail "mrocectl daemon --help"
+expect_exit 1 "another mroced is running" "second daemon" \
+	"$MROCED" --local 127.0.0.3 --sock "$SA"
+usage_errors "$MROCED" "" "--local nope" "--local 127.0.0.1 --backend ib" \
+	"--local 127.0.0.1 --backend afxdp" "--local 127.0.0.1 extra"
+"$CTL" daemon --help | grep -q "^SYNOPSIS" || flunk "mrocectl daemon --help"
 
-[ $FAILS -eq 0 ] || { echo "$FAILS failure(s)"; exit 1; }
-echo "daemon_udp: all passed"
+ns_summary daemon_udp

@@ -8,8 +8,8 @@
 # backend (kernel sockets) or the AF_XDP backend (mrocectl attach on the
 # host's eth0, libmroce's AF_XDP socket). Gives each test: the --probe
 # answer (exit 77 + a reason), a fabric with a prefix unique to the run
-# (removed by the EXIT trap of fabric_lib.sh, with every server and client
-# this file started), and
+# (removed at exit, with every server and client this file started: see
+# fabric_lib.sh and ns_lib.sh), and
 #
 #   e2e_start  BACKEND TRANSPORT OP ARGS...   server + client in background
 #   e2e_finish                                wait for both, judge the run
@@ -18,38 +18,15 @@
 #
 # Set FAB_TAG (unique two letters) before sourcing.
 
-E2E_B=${MROCE_BUILD:-build}
-E2E_PERF=$E2E_B/bin/mroce_perf
-E2E_CTL=$E2E_B/bin/mrocectl
-
 e2e_probe() {
-	local why
-	why=$(set -- --probe; . tests/net/fabric_lib.sh) ||
-		{ echo "$why"; return 77; }
-	[ -x "$E2E_PERF" ] && [ -x "$E2E_CTL" ] ||
-		{ echo "$E2E_PERF or $E2E_CTL not built"; return 77; }
-	command -v ss >/dev/null 2>&1 || { echo "'ss' is not installed"; return 77; }
-	perl -e 'use Socket; socket(my $s, 44, 3, 0) or exit 1' 2>/dev/null ||
-		{ echo "no AF_XDP sockets in this kernel"; return 77; }
-	return 0
+	fab_probe && need_built "$PERF" "$CTL" && need_cmds ss && need_afxdp
 }
-
-if [ "${1:-}" = "--probe" ]; then
-	e2e_probe
-	exit $?
-fi
-why=$(e2e_probe) || { echo "cannot run: $why"; exit 77; }
-set --
+FAB_PROBE=e2e_probe
 # shellcheck source=tests/net/fabric_lib.sh
 . tests/net/fabric_lib.sh
 
 E2E_PIDS=()
-e2e_cleanup() {
-	local p
-	for p in "${E2E_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	fab_cleanup
-}
-trap e2e_cleanup EXIT
+kill_at_exit E2E_PIDS
 
 E2E_FAILS=0
 E2E_OK=0
@@ -58,35 +35,15 @@ E2E_PORT=$((20000 + $$ % 20000))
 # share two busy cores, and a shorter one only adds spurious timeouts.
 E2E_RTO=${E2E_RTO:-2000}
 
-# e2e_host NS BACKEND CMD...: CMD in a session of host namespace NS. udp:
-# no XDP program on eth0 (it would take the packets for AF_XDP). afxdp:
-# bpffs mounted (ip netns exec remounts /sys) and mroce's XDP program
-# attached afresh, so every run starts from empty maps.
+# e2e_host NS BACKEND CMD...: CMD in a session of host namespace NS with
+# mroce's XDP program attached afresh to eth0 for afxdp, none for udp (it
+# would take the packets for AF_XDP). Started with &: the pid the caller
+# keeps (and kills) is the program's own (xdp_run).
 e2e_host() {
-	local ns=$1 be=$2
+	local ns=$1 be=$2 opt=()
 	shift 2
-	# Always started with &: exec, so that the pid the caller keeps (and
-	# kills) is the program's own, not a subshell's that would leave the
-	# program running.
-	exec ip netns exec "$ns" bash -c '
-		mount -t bpf bpf /sys/fs/bpf || exit 2
-		'"$E2E_CTL"' detach eth0 >/dev/null 2>&1
-		ip link set dev eth0 xdp off 2>/dev/null
-		if [ "'"$be"'" = afxdp ]; then
-			'"$E2E_CTL"' attach eth0 >/dev/null ||
-				{ echo "mrocectl attach eth0 failed"; exit 2; }
-		fi
-		exec "$@"' e2e_host "$@"
-}
-
-e2e_wait_listen() { # port server-pid
-	for _ in $(seq 200); do
-		kill -0 "$2" 2>/dev/null || return 1
-		ip netns exec "$FABRIC_B_NS" ss -Hltn "sport = :$1" 2>/dev/null |
-			grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
+	[ "$be" = afxdp ] || opt=(--no-attach)
+	xdp_run "${opt[@]}" "$ns" eth0 "$@"
 }
 
 # Wait (up to 5 s) until nothing on A or B holds the transports' UDP ports
@@ -117,19 +74,19 @@ e2e_start() {
 	E2E_OUT=$TMP/$op-$tr-$be-$E2E_PORT
 	local dev=(--backend "$be" --transport "$tr" --rto-min "$E2E_RTO")
 	[ "$be" = afxdp ] && dev+=(--ifname eth0)
-	e2e_host "$FABRIC_B_NS" "$be" timeout 120 "$E2E_PERF" "$op" \
+	e2e_host "$FABRIC_B_NS" "$be" timeout 120 "$PERF" "$op" \
 		-p $E2E_PORT "${dev[@]}" --local "$FABRIC_B_IP" "$@" \
 		>"$E2E_OUT.srv" 2>&1 &
 	E2E_SPID=$!
 	E2E_PIDS+=($!)
 	E2E_CPID=
 	E2E_T0=$(date +%s.%N)
-	if ! e2e_wait_listen $E2E_PORT $E2E_SPID; then
+	if ! wait_listen "$FABRIC_B_NS" $E2E_PORT $E2E_SPID; then
 		E2E_START_ERR="server did not listen"
 		return 1
 	fi
 	E2E_START_ERR=
-	e2e_host "$FABRIC_A_NS" "$be" timeout 120 "$E2E_PERF" "$op" \
+	e2e_host "$FABRIC_A_NS" "$be" timeout 120 "$PERF" "$op" \
 		-p $E2E_PORT "${dev[@]}" --local "$FABRIC_A_IP" --verify "$@" \
 		"$FABRIC_B_IP" >"$E2E_OUT" 2>&1 &
 	E2E_CPID=$!

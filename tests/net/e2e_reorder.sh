@@ -23,19 +23,11 @@ for r in 1gbit 500mbit 200mbit 120mbit; do
 	bash $FABRIC impair --prefix "$PREFIX" --path $j --rate $r ||
 		fail "impair path $j"
 done
-tx12() { # "packets leaf 1 put on path 1 .. N so far"
-	local j v out=
-	fab_counters
-	for j in $(seq "$FABRIC_PATHS"); do
-		v=FABRIC_P${j}_TX12 out+="${!v} "
-	done
-	echo $out
-}
 declare -A mr_pkts
 for tr in metaroce rocev2; do
 	for be in udp afxdp; do
 		for op in $(e2e_ops 1 $tr $be); do
-			read -ra before <<<"$(tx12)"
+			read -ra before <<<"$(fab_paths 12)"
 			# RoCEv2's go-back-N resends its whole window; a window
 			# larger than a slow path's tbf queue (16 x 64 KiB vs
 			# 336 KB at 120 Mbit/s) makes it lose the same tail
@@ -47,7 +39,7 @@ for tr in metaroce rocev2; do
 			e2e_start $be $tr $op $(e2e_args $op) $more
 			e2e_finish || continue
 			[ $tr = metaroce ] || continue
-			read -ra after <<<"$(tx12)"
+			read -ra after <<<"$(fab_paths 12)"
 			for j in $(seq "$FABRIC_PATHS"); do
 				mr_pkts[$j]=$((${mr_pkts[$j]:-0} + ${after[j - 1]} - ${before[j - 1]}))
 			done

@@ -10,6 +10,7 @@
 #   tests/net/fabric_blast.sh [--probe]
 set -u
 FAB_TAG=b
+# shellcheck source=tests/net/fabric_lib.sh
 . "$(dirname "$0")/fabric_lib.sh"
 
 fab_up --mtu 9000 --paths 4

@@ -9,17 +9,17 @@
 #   tests/net/fabric_ecmp.sh [--probe]
 set -u
 FAB_TAG=e
+# shellcheck source=tests/net/fabric_lib.sh
 . "$(dirname "$0")/fabric_lib.sh"
 
 fab_up --paths 4
-tx() { local j; for j in 1 2 3 4; do eval echo -n "\$FABRIC_P${j}_TX12' '"; done; }
 
-fab_counters; before=($(tx))
+read -ra before <<<"$(fab_paths 12)"
 recv_start --port 5001 --count 640 --seconds 5
 send_a --port 5001 --sport 41000 --flows 64 --count 640
 recv_wait
 [ "$received" -eq 640 ] || fail "received $received of 640"
-fab_counters; after=($(tx))
+read -ra after <<<"$(fab_paths 12)"
 used=0 total=0
 for j in 0 1 2 3; do
 	d=$((after[j] - before[j]))
@@ -34,7 +34,7 @@ before=("${after[@]}")
 recv_start --port 5001 --count 80 --seconds 5
 send_a --port 5001 --sport 42000 --flows 1 --count 10 --rounds 8 --connect
 recv_wait
-fab_counters; after=($(tx))
+read -ra after <<<"$(fab_paths 12)"
 used=0
 for j in 0 1 2 3; do
 	d=$((after[j] - before[j]))

@@ -11,6 +11,7 @@
 #   tests/net/fabric_ecn.sh [--probe]
 set -u
 FAB_TAG=n
+# shellcheck source=tests/net/fabric_lib.sh
 . "$(dirname "$0")/fabric_lib.sh"
 
 fab_up --paths 2 --ecn-rate 20mbit --ecn-thresh 60000

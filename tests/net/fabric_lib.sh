@@ -1,61 +1,36 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # shellcheck shell=bash
 #
-# fabric_lib.sh - sourced by tests/net/fabric_*.sh (not a test itself).
+# fabric_lib.sh - sourced by the tests over the scripts/fabric.sh fabric
+# (tests/net/fabric_*.sh, afxdp_fabric.sh, daemon_fabric.sh, e2e_lib.sh;
+# not a test itself). It sources tests/net/ns_lib.sh.
 #
 # Gives each test: the --probe answer (exit 77 + one line of reason when it
-# cannot run here), a fabric with a prefix unique to the run (removed by an
-# EXIT trap), fail(), and helpers to send/receive through it. Set FAB_TAG
-# (one or two letters, unique per test) before sourcing.
+# cannot run here; FAB_PROBE names the test's own probe, which calls
+# fab_probe, when it needs more), a fabric with a prefix unique to the run
+# (removed at exit), and helpers to send/receive through it and read its
+# counters. Set FAB_TAG (one or two letters, unique per test) before
+# sourcing.
 
-B=${MROCE_BUILD:-build}
+# shellcheck source=tests/net/ns_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ns_lib.sh"
 FABRIC=scripts/fabric.sh
 UDP=$B/tests/mroce_fabric_udp
-BLAST=$B/bin/mroce_blast
-export PATH="$PATH:/usr/sbin:/sbin"
-export MROCE_BUILD=$B
 
 fab_probe() {
-	[ "$(id -u)" -eq 0 ] || { echo "needs root (netns, tc, XDP)"; return 77; }
-	local c
-	for c in ip tc nft bpftool ethtool; do
-		command -v $c >/dev/null 2>&1 ||
-			{ echo "'$c' is not installed"; return 77; }
-	done
-	for c in "$B/bpf/fabric_hash.bpf.o" "$B/bpf/fabric_ecn.bpf.o" "$UDP" \
-		"$BLAST"; do
-		[ -e "$c" ] || { echo "$c not built"; return 77; }
-	done
+	need_root "netns, tc, XDP" && need_cmds ip tc nft bpftool ethtool &&
+		need_built "$B/bpf/fabric_hash.bpf.o" "$B/bpf/fabric_ecn.bpf.o" \
+			"$UDP" "$BLAST" || return
 	[ -e /proc/sys/net/ipv4/fib_multipath_hash_seed ] ||
 		{ echo "kernel has no fib_multipath_hash_seed"; return 77; }
-	local n=fbp$$
-	ip netns add $n 2>/dev/null ||
-		{ echo "cannot create network namespaces"; return 77; }
-	if ! ip -n $n link add p0 type veth peer name p1 2>/dev/null; then
-		ip netns del $n
-		echo "no veth support"
-		return 77
-	fi
-	ip netns del $n
-	return 0
+	need_netns fbp
 }
 
-if [ "${1:-}" = "--probe" ]; then
-	fab_probe
-	exit $?
-fi
-why=$(fab_probe) || { echo "cannot run: $why"; exit 77; }
+ns_probe 77 "${FAB_PROBE:-fab_probe}" "$@"
 
 PREFIX=f${FAB_TAG}$$
-TMP=$(mktemp -d)
-fab_cleanup() {
-	bash $FABRIC down --prefix "$PREFIX" >/dev/null 2>&1
-	rm -rf "$TMP"
-	true
-}
-trap fab_cleanup EXIT
-
-fail() { echo "FAIL: $*"; exit 1; }
+ns_tmp "fab$FAB_TAG"
+at_exit 'bash $FABRIC down --prefix "$PREFIX" >/dev/null 2>&1'
 
 fab_up() { # fabric.sh up options...
 	bash $FABRIC up --prefix "$PREFIX" "$@" >/dev/null || fail "fabric up $*"
@@ -64,6 +39,40 @@ fab_up() { # fabric.sh up options...
 }
 
 fab_counters() { eval "$(bash $FABRIC counters --prefix "$PREFIX")"; }
+
+# fab_paths [DIR...]: packets on each path so far, path 1 first, on one
+# line, in these directions (12: A -> B, 21: B -> A; default both)
+# shellcheck disable=SC2120 # the scripts pass DIR
+fab_paths() {
+	local j d n v out='' dirs=("$@")
+	[ $# -gt 0 ] || dirs=(12 21)
+	fab_counters
+	for j in $(seq "$FABRIC_PATHS"); do
+		n=0
+		for d in "${dirs[@]}"; do
+			v=FABRIC_P${j}_TX$d n=$((n + ${!v:-0}))
+		done
+		out+="$n "
+	done
+	echo "$out"
+}
+
+# fab_mark, then fab_spread: for the traffic in between, FAB_SHARES
+# (" p1=N p2=N ...", packets per path both ways) and FAB_USED (paths that
+# carried at least 5% of them)
+fab_mark() { read -ra FAB_MARK <<<"$(fab_paths)"; }
+fab_spread() {
+	local now d tot=0 j
+	read -ra now <<<"$(fab_paths)"
+	FAB_USED=0 FAB_SHARES=
+	for j in "${!now[@]}"; do tot=$((tot + now[j] - FAB_MARK[j])); done
+	for j in "${!now[@]}"; do
+		d=$((now[j] - FAB_MARK[j]))
+		[ $tot -gt 0 ] && [ $((d * 20)) -ge $tot ] &&
+			FAB_USED=$((FAB_USED + 1))
+		FAB_SHARES+=" p$((j + 1))=$d"
+	done
+}
 
 # Start a receiver on B (args for `mroce_fabric_udp recv`), wait until bound.
 recv_start() {

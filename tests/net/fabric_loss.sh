@@ -13,6 +13,7 @@
 #   tests/net/fabric_loss.sh [--probe]
 set -u
 FAB_TAG=l
+# shellcheck source=tests/net/fabric_lib.sh
 . "$(dirname "$0")/fabric_lib.sh"
 
 fab_up --paths 4

@@ -7,6 +7,7 @@
 #   tests/net/fabric_ping.sh [--probe]
 set -u
 FAB_TAG=p
+# shellcheck source=tests/net/fabric_lib.sh
 . "$(dirname "$0")/fabric_lib.sh"
 
 fab_up --mtu 9000 --paths 4

@@ -6,6 +6,7 @@
 #   tests/net/fabric_updown.sh [--probe]
 set -u
 FAB_TAG=u
+# shellcheck source=tests/net/fabric_lib.sh
 . "$(dirname "$0")/fabric_lib.sh"
 
 ours() { ip netns list | awk '{print $1}' | grep -c "^$1" ; }
@@ -16,7 +17,7 @@ fab_up --hosts 3 --paths 3
 [ -n "$FABRIC_A_MAC" ] && [ -n "$FABRIC_B_GW_MAC" ] || fail "no MACs in --env"
 # a second fabric next to it, brought up twice: both fabrics survive
 P2=${PREFIX}x
-trap 'bash $FABRIC down --prefix "$P2" >/dev/null 2>&1; fab_cleanup' EXIT
+at_exit 'bash $FABRIC down --prefix "$P2" >/dev/null 2>&1'
 bash $FABRIC up --prefix "$P2" --paths 1 >/dev/null || fail "second fabric"
 bash $FABRIC up --prefix "$P2" --paths 1 >/dev/null || fail "up twice"
 [ "$(ours "$PREFIX")" -eq 9 ] || fail "namespaces after up twice: $(ours "$PREFIX")"

@@ -20,72 +20,30 @@
 # B runs mroce too (on other ports): veth delivers XDP_TX frames only to a
 # peer that has an XDP program (docs/xdp.md).
 set -u
-
-B=${MROCE_BUILD:-build}
-CTL=$B/bin/mrocectl
+# shellcheck source=tests/net/ns_lib.sh
+. "$(dirname "$0")/ns_lib.sh"
 SEND=$B/tests/mroce_xdp_send
-export PATH="$PATH:/usr/sbin:/sbin"
 
 probe() {
-	[ "$(id -u)" -eq 0 ] || { echo "needs root (netns, XDP)"; return 77; }
-	for c in ip bpftool setpriv; do
-		command -v $c >/dev/null 2>&1 ||
-			{ echo "'$c' is not installed"; return 77; }
-	done
-	[ -x "$CTL" ] && [ -x "$SEND" ] ||
-		{ echo "$CTL or $SEND not built"; return 77; }
-	local n=mxp$$
-	ip netns add $n 2>/dev/null ||
-		{ echo "cannot create network namespaces"; return 77; }
-	if ! ip -n $n link add ${n}0 type veth peer name ${n}1 2>/dev/null; then
-		ip netns del $n
-		echo "no veth support"
-		return 77
-	fi
-	ip netns del $n
-	return 0
+	need_root "netns, XDP" && need_cmds ip bpftool setpriv &&
+		need_built "$CTL" "$SEND" && need_netns mxp
 }
+ns_probe 77 probe "$@"
 
-if [ "${1:-}" = "--probe" ]; then
-	probe
-	exit $?
-fi
-probe >/dev/null || { echo "cannot run: $(probe)"; exit 77; }
-
-ID=mx$$
-NSA=${ID}a NSB=${ID}b
-IFA=${ID}0 IFB=${ID}1
-QA=${ID}q QB=${ID}r
-cleanup() {
-	ip netns del $NSA 2>/dev/null
-	ip netns del $NSB 2>/dev/null
-	true
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*"; exit 1; }
-
-ip netns add $NSA && ip netns add $NSB || fail "netns add"
-ip link add $IFA numtxqueues 1 numrxqueues 1 type veth \
-	peer name $IFB numtxqueues 1 numrxqueues 1 || fail "veth"
-ip link set $IFA netns $NSA && ip link set $IFB netns $NSB || fail "move"
-ip -n $NSA addr add 10.250.0.1/24 dev $IFA
-ip -n $NSB addr add 10.250.0.2/24 dev $IFB
-ip -n $NSA link set $IFA up && ip -n $NSB link set $IFB up || fail "up"
-MAC_A=$(ip -n $NSA -br link show dev $IFA | awk '{print $3}')
+ns_pair mx$$ 10.250.0.1 10.250.0.2
+QA=mx$$q QB=mx$$r
 
 # B: an XDP program so that A's XDP_TX frames are delivered; its ports
 # differ so that the ACKs (to 4792) are not its own and reach its stack.
 ip netns exec $NSB $CTL attach $IFB --port 4793 --rocev2-port 4794 \
 	>/dev/null 2>&1 || fail "attach on B"
 
-# Everything that needs A's pins runs in one session: `ip netns exec`
-# mounts a fresh /sys, so bpffs (and the pins) last as long as it does.
+# Everything that needs A's pins runs in one session (xdp_run: bpffs
+# lasts as long as it does).
 export CTL SEND NSB IFA IFB MAC_A QA QB
-ip netns exec $NSA bash -s <<'EOF'
+xdp_run --no-attach $NSA "" bash -s <<'EOF'
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
-mount -t bpf bpf /sys/fs/bpf || fail "mount bpffs"
 PIN=/sys/fs/bpf/mroce/$IFA
 
 # ---- refusals, each named, exit status 1

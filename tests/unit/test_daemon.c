@@ -28,6 +28,7 @@
 
 #include "../../user/common/ipc.h"
 #include "../harness.h"
+#include "lib_fixture.h"
 #include "mroce/mroce.h"
 
 struct daemon {
@@ -73,8 +74,7 @@ static void daemon_start(struct daemon *d, int host)
 	char bin[512];
 	pid_t p = getpid(), parent = getpid();
 
-	snprintf(d->addr, sizeof(d->addr), "127.%u.%u.%d", 1 + p % 250,
-		 (p / 250) % 256, host);
+	side_addr((uint8_t)host, d->addr, sizeof(d->addr));
 	snprintf(d->sock, sizeof(d->sock), "/tmp/mroced-test-%d-%d.sock",
 		 (int)p, host);
 	daemon_bin(bin, sizeof(bin));
@@ -131,83 +131,21 @@ static void daemons_down(void)
 	daemon_stop(&dmn[1], SIGTERM);
 }
 
-struct side {
-	struct daemon *d;
-	struct mrv_device *dev;
-	struct mrv_pd *pd;
-	struct mrv_cq *cq;
-	struct mrv_qp *qp;
-	struct mrv_mr *mr;
-};
-
-static void side_open(struct side *s, struct daemon *d, uint8_t transport,
-		      uint32_t max_send_wr)
+static void open_via(struct side *s, struct daemon *d, uint8_t transport,
+		     uint32_t max_send_wr)
 {
 	struct mrv_dev_attr a = {.mode = MRV_MODE_DAEMON,
 				 .transport = transport,
 				 .daemon_sock = d->sock};
-	struct mrv_qp_init_attr qa;
 
-	memset(s, 0, sizeof(*s));
-	s->d = d;
-	ck_assert_int_eq(mrv_open_device(&a, &s->dev), 0);
-	ck_assert_int_eq(mrv_alloc_pd(s->dev, &s->pd), 0);
-	ck_assert_int_eq(mrv_create_cq(s->dev, 256, &s->cq), 0);
-	qa = (struct mrv_qp_init_attr){
-		.send_cq = s->cq, .recv_cq = s->cq, .max_send_wr = max_send_wr};
-	ck_assert_int_eq(mrv_create_qp(s->pd, &qa, &s->qp), 0);
-	ck_assert_int_eq(mrv_alloc_mr(s->pd, 65536,
-				      MRV_ACCESS_LOCAL_WRITE |
-					      MRV_ACCESS_REMOTE_WRITE |
-					      MRV_ACCESS_REMOTE_READ,
-				      &s->mr),
-			 0);
-}
-
-static void side_close(struct side *s)
-{
-	ck_assert_int_eq(mrv_destroy_qp(s->qp), 0);
-	ck_assert_int_eq(mrv_dereg_mr(s->mr), 0);
-	ck_assert_int_eq(mrv_destroy_cq(s->cq), 0);
-	ck_assert_int_eq(mrv_dealloc_pd(s->pd), 0);
-	ck_assert_int_eq(mrv_close_device(s->dev), 0);
-}
-
-static void to_rtr(struct side *s, const struct side *peer)
-{
-	struct mrv_qp_attr a = {.qp_state = MRV_QPS_INIT,
-				.qp_access_flags = MRV_ACCESS_REMOTE_WRITE |
-						   MRV_ACCESS_REMOTE_READ};
-
-	ck_assert_int_eq(
-		mrv_modify_qp(s->qp, &a, MRV_QP_STATE | MRV_QP_ACCESS_FLAGS),
-		0);
-	a.qp_state = MRV_QPS_RTR;
-	snprintf(a.dest_addr, sizeof(a.dest_addr), "%s", peer->d->addr);
-	a.dest_qp_num = mrv_qp_num(peer->qp);
-	a.rq_psn = 100;
-	ck_assert_int_eq(
-		mrv_modify_qp(s->qp, &a,
-			      MRV_QP_STATE | MRV_QP_DEST | MRV_QP_RQ_PSN),
-		0);
-}
-
-static void to_rts(struct side *s)
-{
-	struct mrv_qp_attr a = {.qp_state = MRV_QPS_RTS, .sq_psn = 100};
-
-	ck_assert_int_eq(mrv_modify_qp(s->qp, &a, MRV_QP_STATE | MRV_QP_SQ_PSN),
-			 0);
+	side_open(s, &a, d->addr, max_send_wr);
 }
 
 static void pair(struct side *a, struct side *b, uint8_t transport)
 {
-	side_open(a, &dmn[0], transport, 0);
-	side_open(b, &dmn[1], transport, 0);
-	to_rtr(a, b);
-	to_rtr(b, a);
-	to_rts(a);
-	to_rts(b);
+	open_via(a, &dmn[0], transport, 0);
+	open_via(b, &dmn[1], transport, 0);
+	side_connect(a, b);
 }
 
 /* `want` completions from s's CQ within 10 s (the daemons progress). */
@@ -225,13 +163,6 @@ static void wait_wc(struct side *s, struct mrv_wc *wc, int want)
 		got += k;
 	}
 	ck_assert_int_eq(got, want);
-}
-
-static struct mrv_sge sge_of(struct side *s, size_t off, uint32_t len)
-{
-	return (struct mrv_sge){.addr = (uintptr_t)s->mr->addr + off,
-				.length = len,
-				.lkey = s->mr->lkey};
 }
 
 static void post1(struct side *s, struct mrv_send_wr *wr)
@@ -270,6 +201,7 @@ START_TEST(mrv_post_send__every_verb_through_daemons)
 	struct side a, b;
 	struct mrv_wc wc[4];
 	struct mrv_sge sg, rs;
+	struct mrv_send_wr wr;
 	struct mrv_qp_attr qa;
 	struct mrv_path_info pi;
 	struct mrv_dev_stats st;
@@ -284,14 +216,9 @@ START_TEST(mrv_post_send__every_verb_through_daemons)
 		pa[i] = (uint8_t)(i * 7 + 1);
 
 	/* RDMA WRITE a -> b (multi-packet), zero copy from the memfd. */
-	sg = sge_of(&a, 0, 20000);
-	post1(&a, &(struct mrv_send_wr){.wr_id = 1,
-					.sg_list = &sg,
-					.num_sge = 1,
-					.opcode = MRV_WR_RDMA_WRITE,
-					.send_flags = MRV_SEND_SIGNALED,
-					.remote_addr = (uintptr_t)pb + 100,
-					.rkey = b.mr->rkey});
+	sg = side_sge(&a, 0, 20000);
+	wr = side_rdma_wr(1, MRV_WR_RDMA_WRITE, &sg, &b, 100);
+	post1(&a, &wr);
 	wait_wc(&a, wc, 1);
 	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
 	ck_assert_int_eq(wc[0].opcode, MRV_WC_RDMA_WRITE);
@@ -299,23 +226,18 @@ START_TEST(mrv_post_send__every_verb_through_daemons)
 	ck_assert_int_eq(memcmp(pb + 100, pa, 20000), 0);
 
 	/* RDMA READ it back into a's second half. */
-	sg = sge_of(&a, 32768, 20000);
-	post1(&a, &(struct mrv_send_wr){.wr_id = 2,
-					.sg_list = &sg,
-					.num_sge = 1,
-					.opcode = MRV_WR_RDMA_READ,
-					.send_flags = MRV_SEND_SIGNALED,
-					.remote_addr = (uintptr_t)pb + 100,
-					.rkey = b.mr->rkey});
+	sg = side_sge(&a, 32768, 20000);
+	wr = side_rdma_wr(2, MRV_WR_RDMA_READ, &sg, &b, 100);
+	post1(&a, &wr);
 	wait_wc(&a, wc, 1);
 	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
 	ck_assert_int_eq(wc[0].opcode, MRV_WC_RDMA_READ);
 	ck_assert_int_eq(memcmp(pa + 32768, pa, 20000), 0);
 
 	/* SEND with immediate a -> b into a posted receive. */
-	rs = sge_of(&b, 40000, 5000);
+	rs = side_sge(&b, 40000, 5000);
 	recv1(&b, 77, &rs);
-	sg = sge_of(&a, 0, 3000);
+	sg = side_sge(&a, 0, 3000);
 	post1(&a, &(struct mrv_send_wr){.wr_id = 3,
 					.sg_list = &sg,
 					.num_sge = 1,
@@ -336,14 +258,11 @@ START_TEST(mrv_post_send__every_verb_through_daemons)
 
 	/* WRITE with immediate consumes a receive on b. */
 	recv1(&b, 78, NULL);
-	sg = sge_of(&a, 0, 64);
-	post1(&a, &(struct mrv_send_wr){.wr_id = 4,
-					.sg_list = &sg,
-					.num_sge = 1,
-					.opcode = MRV_WR_RDMA_WRITE_WITH_IMM,
-					.imm_data = 5,
-					.remote_addr = (uintptr_t)pb,
-					.rkey = b.mr->rkey});
+	sg = side_sge(&a, 0, 64);
+	wr = side_rdma_wr(4, MRV_WR_RDMA_WRITE_WITH_IMM, &sg, &b, 0);
+	wr.send_flags = 0;
+	wr.imm_data = 5;
+	post1(&a, &wr);
 	wait_wc(&b, wc, 1);
 	ck_assert_int_eq(wc[0].status, MRV_WC_SUCCESS);
 	ck_assert_int_eq(wc[0].opcode, MRV_WC_RECV_RDMA_WITH_IMM);
@@ -353,7 +272,7 @@ START_TEST(mrv_post_send__every_verb_through_daemons)
 	/* Queries. */
 	ck_assert_int_eq(mrv_query_qp(a.qp, &qa), 0);
 	ck_assert_int_eq(qa.qp_state, MRV_QPS_RTS);
-	ck_assert_str_eq(qa.dest_addr, b.d->addr);
+	ck_assert_str_eq(qa.dest_addr, b.addr);
 	ck_assert_uint_eq(qa.dest_qp_num, mrv_qp_num(b.qp));
 	ck_assert_int_eq(mrv_query_path(a.qp, 0, &pi), 0);
 	ck_assert_uint_gt(pi.tx_pkts, 0);
@@ -379,14 +298,10 @@ START_TEST(mrv_post_send__every_verb_through_daemons)
 
 	/* A bad rkey comes back as a remote access error; nothing written. */
 	memset(pb + 60000, 0, 100);
-	sg = sge_of(&a, 0, 100);
-	post1(&a, &(struct mrv_send_wr){.wr_id = 10,
-					.sg_list = &sg,
-					.num_sge = 1,
-					.opcode = MRV_WR_RDMA_WRITE,
-					.send_flags = MRV_SEND_SIGNALED,
-					.remote_addr = (uintptr_t)pb + 60000,
-					.rkey = b.mr->rkey ^ 0x1000});
+	sg = side_sge(&a, 0, 100);
+	wr = side_rdma_wr(10, MRV_WR_RDMA_WRITE, &sg, &b, 60000);
+	wr.rkey ^= 0x1000;
+	post1(&a, &wr);
 	wait_wc(&a, wc, 1);
 	ck_assert_int_eq(wc[0].status, MRV_WC_REM_ACCESS_ERR);
 	for (int i = 0; i < 100; i++)
@@ -405,6 +320,7 @@ START_TEST(mrv_reg_mr__local_memory_through_bounce_buffer)
 	struct side a, b;
 	struct mrv_mr *ma, *mb, *mx;
 	struct mrv_sge sg, rs;
+	struct mrv_send_wr wr;
 	struct mrv_wc wc;
 	char *src = malloc(8000), *dst = malloc(8000);
 
@@ -441,13 +357,8 @@ START_TEST(mrv_reg_mr__local_memory_through_bounce_buffer)
 	ck_assert_int_eq(
 		mrv_reg_mr(a.pd, src, 8000, MRV_ACCESS_LOCAL_WRITE, &ma), 0);
 	sg.lkey = ma->lkey;
-	post1(&a, &(struct mrv_send_wr){.wr_id = 3,
-					.sg_list = &sg,
-					.num_sge = 1,
-					.opcode = MRV_WR_RDMA_READ,
-					.send_flags = MRV_SEND_SIGNALED,
-					.remote_addr = (uintptr_t)b.mr->addr,
-					.rkey = b.mr->rkey});
+	wr = side_rdma_wr(3, MRV_WR_RDMA_READ, &sg, &b, 0);
+	post1(&a, &wr);
 	wait_wc(&a, &wc, 1);
 	ck_assert_int_eq(wc.status, MRV_WC_SUCCESS);
 	ck_assert_int_eq(memcmp(src + 100, "remote bytes", 12), 0);
@@ -469,19 +380,13 @@ START_TEST(mrv_post_send__state_queue_and_busy_errors)
 	struct mrv_recv_wr r = {.wr_id = 1}, *rbad;
 
 	daemons_up();
-	side_open(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 4);
-	side_open(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 4);
-	sg = sge_of(&a, 0, 8);
-	for (int i = 0; i < 6; i++)
-		w[i] = (struct mrv_send_wr){.wr_id = (uint64_t)i,
-					    .next = i < 5 ? &w[i + 1] : NULL,
-					    .sg_list = &sg,
-					    .num_sge = 1,
-					    .opcode = MRV_WR_RDMA_WRITE,
-					    .send_flags = MRV_SEND_SIGNALED,
-					    .remote_addr =
-						    (uintptr_t)b.mr->addr,
-					    .rkey = b.mr->rkey};
+	open_via(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 4);
+	open_via(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 4);
+	sg = side_sge(&a, 0, 8);
+	for (int i = 0; i < 6; i++) {
+		w[i] = side_rdma_wr((uint64_t)i, MRV_WR_RDMA_WRITE, &sg, &b, 0);
+		w[i].next = i < 5 ? &w[i + 1] : NULL;
+	}
 	/* RESET: no sends, no receives. */
 	ck_assert_int_eq(mrv_post_send(a.qp, w, &bad), -EPERM);
 	ck_assert_ptr_eq(bad, &w[0]);
@@ -491,10 +396,7 @@ START_TEST(mrv_post_send__state_queue_and_busy_errors)
 	ck_assert_int_eq(mrv_dealloc_pd(a.pd), -EBUSY);
 	ck_assert_int_eq(mrv_destroy_cq(a.cq), -EBUSY);
 	ck_assert_int_eq(mrv_wait_cq(a.cq, 20), -ETIMEDOUT);
-	to_rtr(&a, &b);
-	to_rtr(&b, &a);
-	to_rts(&a);
-	to_rts(&b);
+	side_connect(&a, &b);
 	/* max_send_wr 4: the fifth of a list is refused, the first four
 	 * go (completions not polled yet hold their slots). */
 	ck_assert_int_eq(mrv_post_send(a.qp, w, &bad), -EAGAIN);
@@ -537,8 +439,8 @@ START_TEST(mrv_poll_cq__full_ring_resumes_after_drain)
 	int got = 0;
 
 	daemons_up();
-	side_open(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
-	side_open(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 0);
+	open_via(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
+	open_via(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 0);
 	/* a's QP on a 16-deep CQ instead. */
 	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
 	ck_assert_int_eq(mrv_create_cq(a.dev, 16, &small), 0);
@@ -546,21 +448,12 @@ START_TEST(mrv_poll_cq__full_ring_resumes_after_drain)
 		.send_cq = small, .recv_cq = small, .max_send_wr = 32};
 	ck_assert_int_eq(mrv_create_qp(a.pd, &qa, &qp), 0);
 	a.qp = qp;
-	to_rtr(&a, &b);
-	to_rtr(&b, &a);
-	to_rts(&a);
-	to_rts(&b);
-	sg = sge_of(&a, 0, 64);
-	for (int i = 0; i < 24; i++)
-		w[i] = (struct mrv_send_wr){.wr_id = (uint64_t)i,
-					    .next = i < 23 ? &w[i + 1] : NULL,
-					    .sg_list = &sg,
-					    .num_sge = 1,
-					    .opcode = MRV_WR_RDMA_WRITE,
-					    .send_flags = MRV_SEND_SIGNALED,
-					    .remote_addr =
-						    (uintptr_t)b.mr->addr,
-					    .rkey = b.mr->rkey};
+	side_connect(&a, &b);
+	sg = side_sge(&a, 0, 64);
+	for (int i = 0; i < 24; i++) {
+		w[i] = side_rdma_wr((uint64_t)i, MRV_WR_RDMA_WRITE, &sg, &b, 0);
+		w[i].next = i < 23 ? &w[i + 1] : NULL;
+	}
 	/* Three bursts of 8 (the engine's CQ, 16 deep, never holds more
 	 * than 8): 16 fill the ring, 8 wait in the daemon, which sleeps. */
 	w[7].next = w[15].next = NULL;
@@ -620,9 +513,9 @@ START_TEST(mrv_device_fd__readable_when_completions_arrive)
 	ck_assert_int_eq(mrv_poll_cq(b.cq, 1, &wc), 0); /* resets the fd */
 	ck_assert_int_eq(poll(&p, 1, 50), 0);		/* nothing yet */
 	for (int round = 0; round < 3; round++) {
-		rs = sge_of(&b, 0, 100);
+		rs = side_sge(&b, 0, 100);
 		recv1(&b, (uint64_t)round, &rs);
-		sg = sge_of(&a, 0, 100);
+		sg = side_sge(&a, 0, 100);
 		post1(&a, &(struct mrv_send_wr){.sg_list = &sg,
 						.num_sge = 1,
 						.opcode = MRV_WR_SEND});
@@ -643,7 +536,7 @@ END_TEST
 static void post_receives(struct side *b, int n)
 {
 	for (int i = 0; i < n; i++) {
-		struct mrv_sge sg = sge_of(b, (size_t)i * 100, 100);
+		struct mrv_sge sg = side_sge(b, (size_t)i * 100, 100);
 
 		recv1(b, 500 + (uint64_t)i, &sg);
 	}
@@ -678,7 +571,7 @@ static void expect_flushed(struct side *b, int n, uint64_t bound_ms)
 	ck_assert_int_eq(mrv_poll_cq(b->cq, 1, wc), -ENOTCONN);
 	ck_assert_int_eq(mrv_wait_cq(b->cq, 1000), -ENOTCONN);
 	{
-		struct mrv_sge sg = sge_of(b, 0, 10);
+		struct mrv_sge sg = side_sge(b, 0, 10);
 		struct mrv_send_wr w = {.sg_list = &sg,
 					.num_sge = 1,
 					.opcode = MRV_WR_SEND},
@@ -801,7 +694,7 @@ START_TEST(mroced__bad_control_messages_get_named_errors)
 	char shortmsg[5] = "abcd";
 
 	daemons_up();
-	side_open(&a, &dmn[0], MRV_TRANSPORT_METAROCE, 0);
+	open_via(&a, &dmn[0], MRV_TRANSPORT_METAROCE, 0);
 	fd = sock_connect(dmn[0].sock);
 	ck_assert_int_ge(fd, 0);
 
@@ -970,7 +863,7 @@ START_TEST(mroced__dead_application_is_reclaimed)
 	if (!kid) {
 		struct side s;
 
-		side_open(&s, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
+		open_via(&s, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
 		(void)!write(pfd[1], "x", 1);
 		pause();
 		_exit(0);

@@ -2,8 +2,8 @@
 /*
  * Tests of libmroce's embedded mode (user/lib/lib.c): objects, the QP
  * state machine, error conventions and real transfers between two devices
- * of one process over loopback UDP. Addresses are 127.a.b.c with a, b from
- * the pid so that parallel runs never share ports.
+ * of one process over loopback UDP, on the fixture of lib_fixture.h
+ * (addresses 127.a.b.c with a, b from the pid).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,90 +14,24 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "lib_fixture.h"
 #include "mroce/mroce.h"
 
-static void addr_str(uint8_t host, char *out, size_t len)
+static void open_local(struct side *s, uint8_t host, uint8_t transport)
 {
-	pid_t p = getpid();
-
-	snprintf(out, len, "127.%u.%u.%u", 1 + p % 250, (p / 250) % 256, host);
-}
-
-struct side {
 	char addr[46];
-	struct mrv_device *dev;
-	struct mrv_pd *pd;
-	struct mrv_cq *cq;
-	struct mrv_qp *qp;
-	struct mrv_mr *mr;
-};
+	struct mrv_dev_attr a = {.transport = transport, .local_addr = addr};
 
-static void side_open(struct side *s, uint8_t host, uint8_t transport)
-{
-	struct mrv_dev_attr a = {.transport = transport};
-	struct mrv_qp_init_attr qa;
-
-	memset(s, 0, sizeof(*s));
-	addr_str(host, s->addr, sizeof(s->addr));
-	a.local_addr = s->addr;
-	ck_assert_int_eq(mrv_open_device(&a, &s->dev), 0);
-	ck_assert_int_eq(mrv_alloc_pd(s->dev, &s->pd), 0);
-	ck_assert_int_eq(mrv_create_cq(s->dev, 256, &s->cq), 0);
-	qa = (struct mrv_qp_init_attr){.send_cq = s->cq, .recv_cq = s->cq};
-	ck_assert_int_eq(mrv_create_qp(s->pd, &qa, &s->qp), 0);
-	ck_assert_int_eq(mrv_alloc_mr(s->pd, 65536,
-				      MRV_ACCESS_LOCAL_WRITE |
-					      MRV_ACCESS_REMOTE_WRITE |
-					      MRV_ACCESS_REMOTE_READ,
-				      &s->mr),
-			 0);
-}
-
-static void side_close(struct side *s)
-{
-	ck_assert_int_eq(mrv_destroy_qp(s->qp), 0);
-	ck_assert_int_eq(mrv_dereg_mr(s->mr), 0);
-	ck_assert_int_eq(mrv_destroy_cq(s->cq), 0);
-	ck_assert_int_eq(mrv_dealloc_pd(s->pd), 0);
-	ck_assert_int_eq(mrv_close_device(s->dev), 0);
-}
-
-static void to_rts(struct side *s, const struct side *peer)
-{
-	struct mrv_qp_attr a = {.qp_state = MRV_QPS_INIT,
-				.qp_access_flags = MRV_ACCESS_REMOTE_WRITE |
-						   MRV_ACCESS_REMOTE_READ};
-
-	ck_assert_int_eq(
-		mrv_modify_qp(s->qp, &a, MRV_QP_STATE | MRV_QP_ACCESS_FLAGS),
-		0);
-	a.qp_state = MRV_QPS_RTR;
-	snprintf(a.dest_addr, sizeof(a.dest_addr), "%s", peer->addr);
-	a.dest_qp_num = mrv_qp_num(peer->qp);
-	a.rq_psn = 100;
-	ck_assert_int_eq(
-		mrv_modify_qp(s->qp, &a,
-			      MRV_QP_STATE | MRV_QP_DEST | MRV_QP_RQ_PSN),
-		0);
-}
-
-static void to_rts2(struct side *s)
-{
-	struct mrv_qp_attr a = {.qp_state = MRV_QPS_RTS, .sq_psn = 100};
-
-	ck_assert_int_eq(mrv_modify_qp(s->qp, &a, MRV_QP_STATE | MRV_QP_SQ_PSN),
-			 0);
+	side_addr(host, addr, sizeof(addr));
+	side_open(s, &a, addr, 0);
 }
 
 static void connect_pair(struct side *a, struct side *b, uint8_t ha, uint8_t hb,
 			 uint8_t transport)
 {
-	side_open(a, ha, transport);
-	side_open(b, hb, transport);
-	to_rts(a, b);
-	to_rts(b, a);
-	to_rts2(a);
-	to_rts2(b);
+	open_local(a, ha, transport);
+	open_local(b, hb, transport);
+	side_connect(a, b);
 }
 
 /* Poll `want` completions from x's CQ, driving y meanwhile (one thread
@@ -119,26 +53,10 @@ static void poll_both(struct side *x, struct side *y, struct mrv_wc *wc,
 	ck_assert_int_eq(got, want);
 }
 
-static struct mrv_sge sge_of(struct side *s, size_t off, uint32_t len)
-{
-	return (struct mrv_sge){.addr = (uintptr_t)s->mr->addr + off,
-				.length = len,
-				.lkey = s->mr->lkey};
-}
-
 /* ------------------------------------------------------------------ */
 
-/* Daemon mode itself is tested in tests/unit/test_daemon.c. */
-START_TEST(mrv_open_device__daemon_mode_without_daemon_is_enoent)
-{
-	struct mrv_dev_attr a = {.mode = MRV_MODE_DAEMON,
-				 .daemon_sock = "/nonexistent/mroced.sock"};
-	struct mrv_device *d = (void *)1;
-
-	ck_assert_int_eq(mrv_open_device(&a, &d), -ENOENT);
-	ck_assert_ptr_null(d);
-}
-END_TEST
+/* Daemon mode, and its absence (-ENOENT), is tested in
+ * tests/unit/test_daemon.c. */
 
 START_TEST(mrv_open_device__metaroce_over_afxdp_needs_attach)
 {
@@ -178,7 +96,7 @@ START_TEST(mrv_close_device__busy_while_objects_exist)
 {
 	struct side s;
 
-	side_open(&s, 1, MRV_TRANSPORT_METAROCE);
+	open_local(&s, 1, MRV_TRANSPORT_METAROCE);
 	ck_assert_int_eq(mrv_close_device(s.dev), -EBUSY);
 	ck_assert_int_eq(mrv_dealloc_pd(s.pd), -EBUSY);
 	ck_assert_int_eq(mrv_destroy_cq(s.cq), -EBUSY);
@@ -192,7 +110,7 @@ START_TEST(mrv_alloc_mr__page_aligned_zeroed_memfd)
 	struct mrv_mr *mr;
 	long page = sysconf(_SC_PAGESIZE);
 
-	side_open(&s, 2, MRV_TRANSPORT_METAROCE);
+	open_local(&s, 2, MRV_TRANSPORT_METAROCE);
 	ck_assert_int_eq(mrv_alloc_mr(s.pd, 100, MRV_ACCESS_LOCAL_WRITE, &mr),
 			 0);
 	ck_assert_uint_eq((uintptr_t)mr->addr % (uintptr_t)page, 0);
@@ -214,7 +132,7 @@ START_TEST(mrv_reg_mr__application_memory_and_bad_args)
 	struct mrv_mr *mr;
 	static char buf[1000];
 
-	side_open(&s, 3, MRV_TRANSPORT_METAROCE);
+	open_local(&s, 3, MRV_TRANSPORT_METAROCE);
 	ck_assert_int_eq(
 		mrv_reg_mr(s.pd, buf, sizeof(buf), MRV_ACCESS_LOCAL_WRITE, &mr),
 		0);
@@ -233,7 +151,7 @@ START_TEST(mrv_modify_qp__skipping_a_state_is_eperm)
 	struct side s;
 	struct mrv_qp_attr a = {.qp_state = MRV_QPS_RTS};
 
-	side_open(&s, 4, MRV_TRANSPORT_METAROCE);
+	open_local(&s, 4, MRV_TRANSPORT_METAROCE);
 	ck_assert_int_eq(mrv_modify_qp(s.qp, &a, MRV_QP_STATE), -EPERM);
 	ck_assert_int_eq(mrv_query_qp(s.qp, &a), 0);
 	ck_assert_int_eq(a.qp_state, MRV_QPS_RESET);
@@ -252,7 +170,7 @@ START_TEST(mrv_modify_qp__bad_dest_address_is_einval)
 	struct side s;
 	struct mrv_qp_attr a = {.qp_state = MRV_QPS_INIT};
 
-	side_open(&s, 5, MRV_TRANSPORT_METAROCE);
+	open_local(&s, 5, MRV_TRANSPORT_METAROCE);
 	ck_assert_int_eq(mrv_modify_qp(s.qp, &a, MRV_QP_STATE), 0);
 	a.qp_state = MRV_QPS_RTR;
 	snprintf(a.dest_addr, sizeof(a.dest_addr), "nowhere");
@@ -270,8 +188,8 @@ START_TEST(mrv_post_send__before_rts_is_eperm_with_bad_wr)
 	struct mrv_send_wr wr = {.opcode = MRV_WR_SEND, .num_sge = 1};
 	struct mrv_send_wr *bad = NULL;
 
-	side_open(&s, 6, MRV_TRANSPORT_METAROCE);
-	sg = sge_of(&s, 0, 8);
+	open_local(&s, 6, MRV_TRANSPORT_METAROCE);
+	sg = side_sge(&s, 0, 8);
 	wr.sg_list = &sg;
 	ck_assert_int_eq(mrv_post_send(s.qp, &wr, &bad), -EPERM);
 	ck_assert_ptr_eq(bad, &wr);
@@ -288,8 +206,8 @@ START_TEST(mrv_post_recv__in_reset_is_eperm_and_list_stops_at_bad)
 	struct mrv_recv_wr *bad = NULL;
 	struct mrv_qp_attr a = {.qp_state = MRV_QPS_INIT};
 
-	side_open(&s, 7, MRV_TRANSPORT_METAROCE);
-	sg = sge_of(&s, 0, 64);
+	open_local(&s, 7, MRV_TRANSPORT_METAROCE);
+	sg = side_sge(&s, 0, 64);
 	w1.sg_list = w2.sg_list = &sg;
 	ck_assert_int_eq(mrv_post_recv(s.qp, &w1, &bad), -EPERM);
 	ck_assert_ptr_eq(bad, &w1);
@@ -317,14 +235,8 @@ static void write_read_send(uint8_t transport, uint8_t ha, uint8_t hb)
 		pa[i] = (uint8_t)(i * 31 + 7);
 
 	/* WRITE 20000 bytes (several packets) a -> b at offset 100. */
-	sg = sge_of(&a, 0, 20000);
-	wr = (struct mrv_send_wr){.wr_id = 11,
-				  .sg_list = &sg,
-				  .num_sge = 1,
-				  .opcode = MRV_WR_RDMA_WRITE,
-				  .send_flags = MRV_SEND_SIGNALED,
-				  .remote_addr = (uintptr_t)pb + 100,
-				  .rkey = b.mr->rkey};
+	sg = side_sge(&a, 0, 20000);
+	wr = side_rdma_wr(11, MRV_WR_RDMA_WRITE, &sg, &b, 100);
 	ck_assert_int_eq(mrv_post_send(a.qp, &wr, &bad), 0);
 	ck_assert_ptr_null(bad);
 	poll_both(&a, &b, wc, 1);
@@ -334,7 +246,7 @@ static void write_read_send(uint8_t transport, uint8_t ha, uint8_t hb)
 	ck_assert_mem_eq(pb + 100, pa, 20000);
 
 	/* READ it back into a at offset 30000. */
-	sg = sge_of(&a, 30000, 20000);
+	sg = side_sge(&a, 30000, 20000);
 	wr.wr_id = 12;
 	wr.opcode = MRV_WR_RDMA_READ;
 	ck_assert_int_eq(mrv_post_send(a.qp, &wr, &bad), 0);
@@ -344,10 +256,10 @@ static void write_read_send(uint8_t transport, uint8_t ha, uint8_t hb)
 	ck_assert_mem_eq(pa + 30000, pa, 20000);
 
 	/* SEND_WITH_IMM b -> a into a posted receive. */
-	rsg = sge_of(&a, 60000, 5000);
+	rsg = side_sge(&a, 60000, 5000);
 	rw = (struct mrv_recv_wr){.wr_id = 21, .sg_list = &rsg, .num_sge = 1};
 	ck_assert_int_eq(mrv_post_recv(a.qp, &rw, &rbad), 0);
-	sg = sge_of(&b, 100, 4999);
+	sg = side_sge(&b, 100, 4999);
 	wr = (struct mrv_send_wr){.wr_id = 13,
 				  .sg_list = &sg,
 				  .num_sge = 1,
@@ -389,15 +301,9 @@ START_TEST(mrv_post_send__bad_lkey_fails)
 	int err;
 
 	connect_pair(&a, &b, 14, 15, MRV_TRANSPORT_METAROCE);
-	sg = sge_of(&a, 0, 64);
+	sg = side_sge(&a, 0, 64);
 	sg.lkey ^= 0x5a5a;
-	wr = (struct mrv_send_wr){.wr_id = 3,
-				  .sg_list = &sg,
-				  .num_sge = 1,
-				  .opcode = MRV_WR_RDMA_WRITE,
-				  .send_flags = MRV_SEND_SIGNALED,
-				  .remote_addr = (uintptr_t)b.mr->addr,
-				  .rkey = b.mr->rkey};
+	wr = side_rdma_wr(3, MRV_WR_RDMA_WRITE, &sg, &b, 0);
 	err = mrv_post_send(a.qp, &wr, &bad);
 	/* Either refused at post time or failed as a completion. */
 	if (err) {
@@ -421,15 +327,10 @@ START_TEST(mrv_post_send__bad_rkey_is_remote_access_error)
 
 	connect_pair(&a, &b, 16, 17, MRV_TRANSPORT_METAROCE);
 	memset(b.mr->addr, 0, 64);
-	sg = sge_of(&a, 0, 64);
+	sg = side_sge(&a, 0, 64);
 	memset(a.mr->addr, 0xee, 64);
-	wr = (struct mrv_send_wr){.wr_id = 4,
-				  .sg_list = &sg,
-				  .num_sge = 1,
-				  .opcode = MRV_WR_RDMA_WRITE,
-				  .send_flags = MRV_SEND_SIGNALED,
-				  .remote_addr = (uintptr_t)b.mr->addr,
-				  .rkey = b.mr->rkey ^ 0x1234};
+	wr = side_rdma_wr(4, MRV_WR_RDMA_WRITE, &sg, &b, 0);
+	wr.rkey ^= 0x1234;
 	ck_assert_int_eq(mrv_post_send(a.qp, &wr, &bad), 0);
 	poll_both(&a, &b, &wc, 1);
 	ck_assert_int_eq(wc.status, MRV_WC_REM_ACCESS_ERR);
@@ -443,7 +344,7 @@ START_TEST(mrv_wait_cq__times_out_when_idle)
 {
 	struct side s;
 
-	side_open(&s, 18, MRV_TRANSPORT_METAROCE);
+	open_local(&s, 18, MRV_TRANSPORT_METAROCE);
 	ck_assert_int_eq(mrv_wait_cq(s.cq, 20), -ETIMEDOUT);
 	side_close(&s);
 }
@@ -459,13 +360,8 @@ START_TEST(mrv_query_stats__counts_traffic)
 	struct mrv_wc wc;
 
 	connect_pair(&a, &b, 19, 20, MRV_TRANSPORT_METAROCE);
-	sg = sge_of(&a, 0, 4096);
-	wr = (struct mrv_send_wr){.sg_list = &sg,
-				  .num_sge = 1,
-				  .opcode = MRV_WR_RDMA_WRITE,
-				  .send_flags = MRV_SEND_SIGNALED,
-				  .remote_addr = (uintptr_t)b.mr->addr,
-				  .rkey = b.mr->rkey};
+	sg = side_sge(&a, 0, 4096);
+	wr = side_rdma_wr(0, MRV_WR_RDMA_WRITE, &sg, &b, 0);
 	ck_assert_int_eq(mrv_post_send(a.qp, &wr, &bad), 0);
 	poll_both(&a, &b, &wc, 1);
 	ck_assert_int_eq(mrv_query_stats(a.dev, &st), 0);
@@ -486,8 +382,6 @@ Suite *lib_suite(void)
 	TCase *tc = tcase_create("objects");
 	TCase *tx = tcase_create("loopback");
 
-	tcase_add_test(tc,
-		       mrv_open_device__daemon_mode_without_daemon_is_enoent);
 	tcase_add_test(tc, mrv_open_device__metaroce_over_afxdp_needs_attach);
 	tcase_add_test(tc, mrv_open_device__bad_attrs_are_einval);
 	tcase_add_test(tc, mrv_close_device__busy_while_objects_exist);
