@@ -2373,6 +2373,110 @@ static uint32_t conn_id_0(const struct evlog *l, uint32_t *peer_id)
 	return 0;
 }
 
+/* The survivor of a peer restart learns it from the first packet it
+ * sends: the restarted engine does not know the connection id and answers
+ * NAK NO_CONN (spec 9.5), which fails the old QP's work at once
+ * (RETRY_EXC_ERR, as after a restart seen by handshake) instead of after
+ * the retries run out; a new QP pair then works. */
+static enum pump_verdict drop_naks_from_1(struct pump *p, int src, int dst,
+					  const struct mroce_tx_pkt *t,
+					  const struct mroce_mr_pkt *pk)
+{
+	(void)p;
+	(void)dst;
+	(void)t;
+	return src == 1 && pk && pk->opcode == MROCE_OP_NAK ? PUMP_DROP :
+							      PUMP_PASS;
+}
+
+static uint64_t survivor_fail_ns(bool no_conn)
+{
+	struct pair s;
+	uint64_t t0, dt;
+
+	pair_setup(&s, 65536);
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 4096, 0), 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	restart_1(&s, 99);
+	if (!no_conn)
+		s.p.filter = drop_naks_from_1;
+	t0 = s.p.now;
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 8192, 0), 0);
+	ck_assert(run_until_wcs(&s, 2, 0, 10000000000ull));
+	dt = s.p.now - t0;
+	ck_assert_int_eq(s.s[0].wc[1].status, MROCE_WC_RETRY_EXC_ERR);
+	ck_assert_uint_eq(s.s[0].wc[1].wr_id, 2);
+	ck_assert_int_eq(qp_state(&s, 0), MROCE_QPS_ERR);
+	if (no_conn) {
+		ck_assert_uint_ge(stats(&s, 1).tx_naks, 1);
+		ck_assert_uint_ge(stats(&s, 0).rx_naks, 1);
+		/* a new QP pair reaches the restarted peer */
+		s.p.filter = NULL;
+		reconnect_0(&s);
+		ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 3, 0, 8192,
+				      0),
+				 0);
+		ck_assert(run_until_wcs(&s, 3, 0, 1000000000ull));
+		ck_assert_int_eq(s.s[0].wc[2].status, MROCE_WC_SUCCESS);
+		ck_assert(!memcmp(s.s[1].buf, s.s[0].buf, 8192));
+	}
+	pair_fini(&s);
+	return dt;
+}
+
+START_TEST(no_conn__restarted_peer_fails_survivor_at_once)
+{
+	uint64_t fast = survivor_fail_ns(true);
+	uint64_t slow = survivor_fail_ns(false);
+
+	/* a round trip or two, against the whole retry budget */
+	ck_assert_uint_lt(fast, 100000);
+	ck_assert_uint_gt(slow, 10 * fast);
+}
+END_TEST
+
+/* A NO_CONN that names nothing outstanding, or another connection id,
+ * changes nothing (a blind attacker cannot tear a connection down). */
+START_TEST(no_conn__forged_nak_ignored)
+{
+	struct pair s;
+	struct evlog l0 = { .n = 0 };
+	struct mroce_mr_pkt pk = { .opcode = MROCE_OP_NAK };
+	struct mroce_rx_meta m = { .sport = 50000 };
+	static uint8_t buf[PUMP_CAP];
+	uint32_t peer_id;
+	int len;
+
+	pair_setup(&s, 65536);
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 4096, 0), 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	ev_drain(s.p.e[0], &l0);
+	conn_id_0(&l0, &peer_id);
+	m.peer = s.p.peer[0][1];
+	pk.nak.code = MROCE_NAK_NO_CONN;
+	/* right id, but no PSN of path 0 is outstanding */
+	pk.conn_id = peer_id;
+	pk.nak.psn = 12345;
+	len = mroce_mr_build(&pk, buf, sizeof(buf));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_lt(mroce_engine_rx(s.p.e[0], &m, buf, (size_t)len,
+					 s.p.now),
+			 0);
+	/* another id */
+	pk.conn_id = peer_id ^ 0x100;
+	len = mroce_mr_build(&pk, buf, sizeof(buf));
+	ck_assert_int_eq(mroce_engine_rx(s.p.e[0], &m, buf, (size_t)len,
+					 s.p.now),
+			 -ENOENT);
+	ck_assert_int_eq(qp_state(&s, 0), MROCE_QPS_RTS);
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 4096, 0), 0);
+	ck_assert(run_until_wcs(&s, 2, 0, 1000000000ull));
+	ck_assert_int_eq(s.s[0].wc[1].status, MROCE_WC_SUCCESS);
+	pair_fini(&s);
+}
+END_TEST
+
 START_TEST(restart__peer_restarted_gets_new_connection)
 {
 	struct pair s;
@@ -2628,6 +2732,8 @@ Suite *engine_metaroce_suite(void)
 	tcase_add_test(tc, restart__replayed_confirm_never_tears_down);
 	tcase_add_test(tc, ack__sprayed_over_the_receivers_own_ports);
 	tcase_add_test(tc, ack_port__dead_reverse_port_retired_and_replaced);
+	tcase_add_test(tc, no_conn__restarted_peer_fails_survivor_at_once);
+	tcase_add_test(tc, no_conn__forged_nak_ignored);
 	suite_add_tcase(s, tc);
 	return s;
 }

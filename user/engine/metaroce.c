@@ -556,6 +556,7 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		if (t->nhs >= MR_HSQ)
 			return -ENOBUFS;
 		r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
+		r->opcode = MROCE_OP_CONNECT_CHALLENGE;
 		r->peer = m->peer;
 		r->sport = m->sport;
 		r->conn_id = pk->conn.src_conn_id;
@@ -2465,13 +2466,21 @@ static int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 		int len;
 
 		memset(&pk, 0, sizeof(pk));
-		pk.opcode = MROCE_OP_CONNECT_CHALLENGE;
+		pk.opcode = r->opcode;
 		pk.conn_id = r->conn_id;
-		pk.conn.nonce = r->nonce;
-		pk.conn.cookie = r->cookie;
-		pk.conn.cookie_time = r->cookie_time;
-		pk.conn.mtu = e->cfg.mtu;
-		pk.conn.max_paths = e->cfg.npaths;
+		if (r->opcode == MROCE_OP_NAK) {
+			pk.path = r->path;
+			pk.path_gen = r->gen;
+			pk.nak.code = MROCE_NAK_NO_CONN;
+			pk.nak.psn = r->psn;
+			e->stats.tx_naks++;
+		} else {
+			pk.conn.nonce = r->nonce;
+			pk.conn.cookie = r->cookie;
+			pk.conn.cookie_time = r->cookie_time;
+			pk.conn.mtu = e->cfg.mtu;
+			pk.conn.max_paths = e->cfg.npaths;
+		}
 		len = mroce_mr_build(&pk, out->buf, cap);
 		if (len < 0)
 			return cnt;
@@ -3222,6 +3231,78 @@ static uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now)
 /* ------------------------------------------------------------------ */
 /* Dispatch                                                             */
 /* ------------------------------------------------------------------ */
+/* A data packet or PROBE for a connection id we do not know: its sender
+ * holds a connection we lost (we restarted). Tell it, statelessly and at
+ * most once per MR_NO_CONN_GAP_NS: NAK NO_CONN carrying the unknown id and
+ * the packet's path, generation and PSN (a PROBE's last PSN sent), which
+ * the sender checks against what it has outstanding (spec 9.5). Without
+ * it the survivor learnt of the restart only from the restarted side's
+ * next handshake, and until then its messages waited out the retries. */
+static void no_conn_reply(struct mroce_engine *e,
+			  const struct mroce_rx_meta *m,
+			  const struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	struct mr_hsreply *r;
+
+	if (pk->opcode == MROCE_OP_ACK || pk->opcode == MROCE_OP_NAK ||
+	    pk->opcode == MROCE_OP_PATH_REROLL || !pk->conn_id ||
+	    !mroce_peer_get(e, m->peer))
+		return;
+	if (t->no_conn_at && now - t->no_conn_at < MR_NO_CONN_GAP_NS)
+		return;
+	if (t->nhs >= MR_HSQ)
+		return;
+	t->no_conn_at = now;
+	r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
+	memset(r, 0, sizeof(*r));
+	r->opcode = MROCE_OP_NAK;
+	r->peer = m->peer;
+	r->sport = m->sport;
+	r->conn_id = pk->conn_id;
+	r->path = pk->path;
+	r->gen = pk->path_gen;
+	r->psn = pk->opcode == MROCE_OP_PROBE ? pk->next_psn - 1 : pk->psn;
+}
+
+/* NAK NO_CONN: the peer has no connection of the id we address it by (it
+ * restarted). Believed only from that peer's address, for our established
+ * connection to it with that remote id, and when the PSN it names is
+ * outstanding on that path generation (a blind attacker cannot tear the
+ * connection down). Then the connection is over: its QPs go to ERR as
+ * after a peer restart (conn_restart: the oldest unfinished send with
+ * RETRY_EXC_ERR, the rest flushed) and a fresh connection, idle until
+ * a QP needs it, takes the peer's slot. */
+static int rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		      const struct mroce_mr_pkt *pk, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	struct mr_conn *c;
+	struct mr_path *p;
+	uint16_t idx;
+
+	e->stats.rx_naks++;
+	if (m->peer < 0 || (uint32_t)m->peer >= e->cfg.max_conns)
+		return -ENOENT;
+	c = t->by_peer[m->peer];
+	if (!c || c->state != MR_CONN_ESTABLISHED ||
+	    c->remote_id != pk->conn_id || pk->path >= c->npaths ||
+	    c->path[pk->path].gen != pk->path_gen) {
+		e->stats.rx_no_conn++;
+		return -ENOENT;
+	}
+	p = &c->path[pk->path];
+	idx = p->ring[pk->nak.psn % MR_PATH_WIN];
+	if (mroce_psn_before(pk->nak.psn, p->una) ||
+	    !mroce_psn_before(pk->nak.psn, p->next_psn) ||
+	    idx == MR_TXE_NONE || c->txe[idx].psn != pk->nak.psn) {
+		e->stats.rx_no_conn++;
+		return -ESTALE;
+	}
+	conn_restart(e, c, now);
+	return 0;
+}
+
 static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		     const void *buf, size_t len, uint64_t now)
 {
@@ -3238,6 +3319,8 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	e->stats.rx_bytes += len;
 	if (pk.opcode >= MROCE_OP_CONNECT_REQ)
 		return rx_handshake(e, m, &pk, now);
+	if (pk.opcode == MROCE_OP_NAK && pk.nak.code == MROCE_NAK_NO_CONN)
+		return rx_no_conn(e, m, &pk, now);
 	c = conn_by_id(e, pk.conn_id);
 	if (c && c->peer == m->peer && c->state == MR_CONN_CONFIRM_SENT &&
 	    !c->hs_fast) {
@@ -3252,6 +3335,8 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	}
 	if (!c || c->peer != m->peer || c->state != MR_CONN_ESTABLISHED) {
 		e->stats.rx_no_conn++;
+		if (!c)
+			no_conn_reply(e, m, &pk, now);
 		return -ENOENT;
 	}
 	conn_kick(c);

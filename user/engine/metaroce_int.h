@@ -287,11 +287,17 @@ struct mr_qp {
 };
 
 #define MR_HSQ	16	/* stateless CHALLENGE replies awaiting tx */
+#define MR_NO_CONN_GAP_NS 100000ull /* NAK NO_CONN: one per 100 us at most */
 
+/* A stateless reply: a CONNECT_CHALLENGE, or a NAK NO_CONN to a packet
+ * for a connection id we do not know (spec 9.5). */
 struct mr_hsreply {
 	int peer;
 	uint16_t sport;
-	uint32_t conn_id;	/* the initiator's src_conn_id */
+	uint8_t opcode;		/* MROCE_OP_CONNECT_CHALLENGE or _NAK */
+	uint8_t path, gen;	/* NO_CONN: copied from the packet */
+	uint32_t conn_id;	/* the initiator's src_conn_id / unknown id */
+	uint32_t psn;		/* NO_CONN: copied from the packet */
 	uint64_t nonce, cookie;
 	uint32_t cookie_time;
 };
@@ -319,6 +325,7 @@ struct mr_engine {
 	uint64_t last_sweep;		/* last full recompute (safety net) */
 	struct mr_hsreply hsq[MR_HSQ];
 	uint32_t hs_head, nhs;
+	uint64_t no_conn_at;		/* ns: last NAK NO_CONN queued */
 };
 
 /* metaroce.c: receive-side SACK bookkeeping (exposed for unit tests).
