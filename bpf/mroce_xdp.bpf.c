@@ -77,6 +77,18 @@ struct {
 	__type(value, struct mroce_xdp_counters);
 } counters SEC(".maps");
 
+/* Time (bpf_ktime_get_ns) before which no packet of an unknown
+ * connection reaches the daemon (no_conn_pass). One slot for all CPUs: a
+ * racy rate limit is still a rate limit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} no_conn_gate SEC(".maps");
+
+#define MROCE_XDP_NO_CONN_GAP_NS 100000ull
+
 #define barrier() asm volatile("" ::: "memory")
 #define READ_ONCE_U32(x) (*(const volatile __u32 *)&(x))
 
@@ -457,6 +469,35 @@ __attribute__((noinline)) int mroce_ack_telemetry(__u32 slot, __u32 pathgen,
 	return sample;
 }
 
+/* A packet whose conn_id is not ours. A NAK NO_CONN always names the id
+ * we address the peer by, never ours: the daemon's engine checks it
+ * against its connection (spec 9.5). Data and PROBEs of an unknown
+ * connection come from a peer that holds a connection we lost (we
+ * restarted): one per MROCE_XDP_NO_CONN_GAP_NS goes to the daemon, whose
+ * engine answers NAK NO_CONN; the rest, and everything else, is dropped
+ * here. */
+static __always_inline int no_conn_pass(struct mroce_hdr *h, __u8 op,
+					 __u16 ext, void *end)
+{
+	struct mroce_nakh *nak = (void *)(h + 1);
+	__u32 zero = 0;
+	__u64 *gate, now;
+
+	if (op == MROCE_OP_NAK)
+		return (void *)(nak + 1) <= end &&
+		       nak->code == MROCE_NAK_NO_CONN;
+	if (!(ext & MROCE_EXT_SEQ) && op != MROCE_OP_PROBE)
+		return 0;
+	gate = bpf_map_lookup_elem(&no_conn_gate, &zero);
+	if (!gate)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if ((__s64)(now - *gate) < 0)
+		return 0;
+	*gate = now + MROCE_XDP_NO_CONN_GAP_NS;
+	return 1;
+}
+
 static __always_inline int handle_metaroce(struct xdp_md *ctx,
 					   struct mroce_xdp_counters *st,
 					   struct cursor *c, struct pkt *p)
@@ -520,6 +561,8 @@ static __always_inline int handle_metaroce(struct xdp_md *ctx,
 	key.proto = MROCE_CONN_METAROCE;
 	conn = bpf_map_lookup_elem(&conns, &key);
 	if (!conn) {
+		if (no_conn_pass(h, op, ext, c->end))
+			return to_daemon(ctx, st, &st->redirect_ctrl);
 		st->drop_no_conn++;
 		return XDP_DROP;
 	}

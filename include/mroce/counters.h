@@ -28,7 +28,7 @@
 	X(pass_malformed_ip, "passed: IP too broken to find a UDP port")       \
 	X(redirect_data, "to the daemon: data of a known connection")          \
 	X(redirect_ack, "to the daemon: ACK/NAK (after telemetry)")            \
-	X(redirect_ctrl, "to the daemon: handshake, close, re-roll")           \
+	X(redirect_ctrl, "to the daemon: handshake, close, unknown conn")      \
 	X(redirect_rocev2, "to the daemon: RoCEv2 of a known QP")              \
 	X(tx_ack_dup, "XDP_TX: ACK answering a duplicate")                     \
 	X(tx_ack_probe, "XDP_TX: ACK answering a PROBE")                       \

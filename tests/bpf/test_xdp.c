@@ -203,6 +203,8 @@ struct in_spec {
 	/* ACK: */
 	uint16_t ce_count;
 	bool sack_hole;
+	/* NAK: */
+	uint8_t nak_code; /* 0: OUT_OF_WINDOW */
 };
 
 static const uint8_t MAC_US[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -270,7 +272,7 @@ static size_t build_mr(const struct in_spec *in, struct frame *f)
 	p.ack.ce_count = in->ce_count;
 	if (in->sack_hole)
 		p.ack.sack[2] = 0x10;
-	p.nak.code = MROCE_NAK_OUT_OF_WINDOW;
+	p.nak.code = in->nak_code ? in->nak_code : MROCE_NAK_OUT_OF_WINDOW;
 	p.reroll.old_gen = 1;
 	p.reroll.new_gen = 2;
 	p.reroll.reason = MROCE_REROLL_LOSS;
@@ -525,6 +527,7 @@ enum setup {
 	SETUP_NONE,
 	SETUP_NO_XSK,  /* no AF_XDP socket on the queue */
 	SETUP_SEQ_ODD, /* rx_state of (A, RX_PATH) being written */
+	SETUP_GATE_SHUT, /* an unknown conn's packet just went to the daemon */
 };
 
 enum checks {
@@ -649,9 +652,26 @@ static const struct row rows[] = {
 	/* ---- ours but unusable: XDP_DROP with the reason ---- */
 	ROW("no AF_XDP socket on the queue", DATA(SEND, RX_CUM), NULL, XDP_DROP,
 	    "rx_metaroce drop_no_xsk", .setup = SETUP_NO_XSK),
+	/* unknown conn_id: one data packet or PROBE per 100 us reaches the
+	 * daemon (its engine answers NAK NO_CONN), the rest is dropped; a
+	 * NAK NO_CONN always goes up (the engine checks it), other NAKs not */
 	ROW("unknown conn_id", MR(SEND, UNKNOWN_CONN, 0, 0, 1, .payload = 8),
-	    NULL, XDP_DROP, "rx_metaroce drop_no_conn"),
+	    NULL, XDP_DROP, "rx_metaroce drop_no_conn",
+	    .setup = SETUP_GATE_SHUT),
 	ROW("PROBE of an unknown conn", MR(PROBE, UNKNOWN_CONN, 0, 0, 1), NULL,
+	    XDP_DROP, "rx_metaroce drop_no_conn", .setup = SETUP_GATE_SHUT),
+	ROW("unknown conn_id, gate open", MR(SEND, UNKNOWN_CONN, 0, 0, 1,
+					     .payload = 8),
+	    NULL, XDP_REDIRECT, "rx_metaroce redirect_ctrl"),
+	ROW("PROBE of an unknown conn, gate open",
+	    MR(PROBE, UNKNOWN_CONN, 0, 0, 1), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_ctrl"),
+	ROW("ACK of an unknown conn, gate open", MR(ACK, UNKNOWN_CONN, 0, 0, 0),
+	    NULL, XDP_DROP, "rx_metaroce drop_no_conn"),
+	ROW("NAK NO_CONN naming a peer's id",
+	    MR(NAK, UNKNOWN_CONN, 2, 0, 5, .nak_code = MROCE_NAK_NO_CONN), NULL,
+	    XDP_REDIRECT, "rx_metaroce redirect_ctrl", .setup = SETUP_GATE_SHUT),
+	ROW("other NAK of an unknown conn", MR(NAK, UNKNOWN_CONN, 2, 0, 5), NULL,
 	    XDP_DROP, "rx_metaroce drop_no_conn"),
 	ROW("version 1", DATA(SEND, RX_CUM), mut_version1, XDP_DROP,
 	    "rx_metaroce drop_bad_version"),
@@ -903,6 +923,15 @@ START_TEST(mroce_xdp__table)
 	env_init(&e, r->setup != SETUP_NO_XSK);
 	if (r->setup == SETUP_SEQ_ODD)
 		mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH)->seq |= 1;
+	if (r->setup == SETUP_GATE_SHUT) {
+		uint32_t zero = 0;
+		uint64_t shut = (uint64_t)INT64_MAX;
+
+		ck_assert_int_eq(bpf_map_update_elem(bpf_map__fd(
+							     e.skel->maps.no_conn_gate),
+						     &zero, &shut, BPF_ANY),
+				 0);
+	}
 	in.len = r->in.kind == K_RV2 ? build_rv2(&r->in, &in)
 				     : build_mr(&r->in, &in);
 	if (r->mutate)
