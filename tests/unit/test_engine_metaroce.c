@@ -1300,6 +1300,7 @@ END_TEST
 struct bh {
 	uint16_t sport;
 	int dropped;
+	int src;	/* the engine whose packets from sport are lost */
 };
 
 static enum pump_verdict blackhole_port(struct pump *p, int src, int dst,
@@ -1308,7 +1309,7 @@ static enum pump_verdict blackhole_port(struct pump *p, int src, int dst,
 {
 	struct bh *b = p->ctx;
 
-	if (src == 0 && t->sport == b->sport) {
+	if (src == b->src && t->sport == b->sport) {
 		b->dropped++;
 		return PUMP_DROP;
 	}
@@ -1318,7 +1319,7 @@ static enum pump_verdict blackhole_port(struct pump *p, int src, int dst,
 START_TEST(path__blackhole_rerolled_and_transfer_completes)
 {
 	struct pair s;
-	struct bh b;
+	struct bh b = { .src = 0 };
 	struct mroce_path_info pi;
 	size_t len = 256 * 1024;
 
@@ -1440,30 +1441,10 @@ END_TEST
  * so nothing else would notice: it is probed every MR_ACK_PROBE_EVERY
  * ACKs, retired after two unanswered probes and replaced, and the
  * transfer completes byte-exact without an error. */
-struct revdead {
-	uint16_t sport;
-	int dropped;
-};
-
-static enum pump_verdict drop_receiver_port(struct pump *p, int src, int dst,
-					    const struct mroce_tx_pkt *t,
-					    const struct mroce_mr_pkt *pk)
-{
-	struct revdead *r = p->ctx;
-
-	(void)dst;
-	(void)pk;
-	if (src == 1 && t->sport == r->sport) {
-		r->dropped++;
-		return PUMP_DROP;
-	}
-	return PUMP_PASS;
-}
-
 START_TEST(ack_port__dead_reverse_port_retired_and_replaced)
 {
 	struct pair s;
-	struct revdead r;
+	struct bh r = { .src = 1 };
 	struct mroce_path_info pi;
 	size_t len = 4u << 20;
 
@@ -1473,8 +1454,7 @@ START_TEST(ack_port__dead_reverse_port_retired_and_replaced)
 						&pi),
 			 0);
 	r.sport = pi.sport;
-	r.dropped = 0;
-	s.p.filter = drop_receiver_port;
+	s.p.filter = blackhole_port;
 	s.p.ctx = &r;
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
 			      (uint32_t)len),
