@@ -112,8 +112,10 @@ local f = {
 	f_se = F.bool("mroce.flags.solicited", "Solicited", 8, nil, 0x40),
 	f_retx = F.bool("mroce.flags.retx", "Retransmission", 8, nil, 0x20),
 	f_last = F.bool("mroce.flags.last", "Last of message", 8, nil, 0x10),
+	f_check = F.bool("mroce.flags.check", "Port check (PROBE)", 8, nil,
+		0x08),
 	f_resv = F.uint8("mroce.flags.reserved", "Reserved", base.HEX, nil,
-		0x0f),
+		0x07),
 	hdr_words = F.uint8("mroce.hdr_words", "Header words", base.DEC),
 	conn_id = F.uint32("mroce.conn_id", "Connection id", base.HEX),
 	path = F.uint8("mroce.path", "Path slot", base.DEC),
@@ -371,6 +373,7 @@ function mroce.dissector(tvb, pinfo, tree)
 	ft:add(f.f_se, tvb(2, 1))
 	ft:add(f.f_retx, tvb(2, 1))
 	ft:add(f.f_last, tvb(2, 1))
+	ft:add(f.f_check, tvb(2, 1))
 	ft:add(f.f_resv, tvb(2, 1))
 	if band(tvb(2, 1):uint(), 0x0f) ~= 0 then
 		ft:add_proto_expert_info(e_reserved)

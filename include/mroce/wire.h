@@ -58,7 +58,10 @@ struct mroce_hdr {
 #define MROCE_F_SOLICITED	0x40	/* solicited event (like BTH SE) */
 #define MROCE_F_RETX		0x20	/* retransmission (informational) */
 #define MROCE_F_LAST		0x10	/* last packet of the message */
-#define MROCE_F_RESERVED	0x0f	/* must be zero on send, ignored on receive */
+#define MROCE_F_CHECK		0x08	/* PROBE: a port check, nothing is
+					 * outstanding on the path (no ACK
+					 * is missing) */
+#define MROCE_F_RESERVED	0x07	/* must be zero on send, ignored on receive */
 
 /* ------------------------------------------------------------------ */
 /* MetaRoCE v0 extension headers, in wire order                        */

@@ -1147,7 +1147,8 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 		    const struct mroce_mr_pkt *pk, uint64_t now)
 {
 	struct mr_path *p;
-	bool data;
+	uint64_t late;
+	bool lost;
 
 	if (pk->path >= c->npaths)
 		return -EINVAL;
@@ -1156,21 +1157,23 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 		return -ESTALE;
 	p->rx_sport = m->sport;
 	p->rx_tsecr = pk->tsval;
-	/* a PROBE of a path that never carried data checks the prober's
-	 * port (ack_port_check): one answer is enough */
-	data = pk->next_psn != mroce_path_isn(c->rx_isn, pk->path,
-					      pk->path_gen);
 	p->ack_flags |= MROCE_ACKF_PROBE;
-	p->ack_twice = data && c->npaths > 1;
-	/* The peer misses ACKs of that path although we have all it sent
-	 * on it (else its data was lost, not our ACKs: an incast's
-	 * downlink drops): some of our ports may have died in our
-	 * direction. Each that carried ACKs since its last
-	 * check is probed now rather than after MR_ACK_PROBE_EVERY (at
-	 * most once per MR_ACK_CHECK_NS: PROBEs of a lossy path come
-	 * often). */
-	if (data && !mroce_psn_before(p->rx_cum, pk->next_psn) &&
-	    now - c->ack_checked >= MR_ACK_CHECK_NS) {
+	/* Did our ACKs go missing? Only if we already sent one that covers
+	 * everything the PROBE says was sent, a while ago (a PROBE that
+	 * follows its data at once, asking for the ACK we are about to
+	 * send, proves nothing; nor does one of a path whose data was
+	 * lost, as in an incast's downlink drops, nor a port check: CHECK,
+	 * its sender has nothing outstanding there). */
+	late = MR_ACK_DELAY_NS + (uint64_t)e->cfg.jitter_us * 1000;
+	lost = !(pk->flags & MROCE_F_CHECK) && p->ack_at &&
+	       now - p->ack_at >= late &&
+	       !mroce_psn_before(p->ack_cum, pk->next_psn);
+	/* Then the answer leaves twice, on two ports, and every idle port
+	 * of ours that carried ACKs since its last check is probed now
+	 * rather than after MR_ACK_PROBE_EVERY (some may have died in our
+	 * direction; at most once per MR_ACK_CHECK_NS). */
+	p->ack_twice = lost && c->npaths > 1;
+	if (lost && now - c->ack_checked >= MR_ACK_CHECK_NS) {
 		c->ack_checked = now;
 		for (int i = 0; i < c->npaths; i++)
 			ack_port_check(e, c, &c->path[i], now, true);
@@ -1869,6 +1872,8 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 				p->ack_twice = 0;
 				return 1;
 			}
+			p->ack_cum = p->rx_cum;
+			p->ack_at = now;
 			p->ack_due = 0;
 			p->ack_pending = 0;
 			p->ack_urgent = 0;
@@ -1894,7 +1899,12 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 		if (p->want_probe) {
 			memset(&pk, 0, sizeof(pk));
 			pk.opcode = MROCE_OP_PROBE;
-			pk.flags = MROCE_F_ACK_REQ;
+			/* nothing outstanding: a port check, not a
+			 * question about missing ACKs (rx_probe) */
+			pk.flags = MROCE_F_ACK_REQ |
+				   (p->inflight + p->nlost + p->nheld ?
+					    0 :
+					    MROCE_F_CHECK);
 			pk.conn_id = c->remote_id;
 			pk.path = (uint8_t)i;
 			pk.path_gen = p->gen;

@@ -23,7 +23,7 @@
 #define MR_PROBES	2	/* unanswered probes before a path is dead */
 #define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
 #define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
-#define MR_ACK_PROBE_EVERY 16	/* our ACKs on an idle port between probes */
+#define MR_ACK_PROBE_EVERY 8	/* our ACKs on an idle port between probes */
 #define MR_ACK_CHECK_NS	50000	/* a PROBE probes our idle ports this often */
 #define MR_RNR_TIMER	5	/* our RNR NAK timer, units of 10 us */
 #define MR_HS_RTO_MIN_NS 50000ull /* first handshake retransmit, at least */
@@ -159,6 +159,8 @@ struct mr_path {
 	uint16_t rx_ce;		/* CE marks since the last ACK */
 	uint32_t rx_cum;
 	uint32_t rx_tsecr;
+	uint32_t ack_cum;	/* rx_cum of the last ACK sent */
+	uint64_t ack_at;	/* ns: when it left */
 	uint64_t sack[MROCE_SACK_BITS / 64]; /* bit i: rx_cum + 1 + i */
 	uint64_t ack_due;	/* ns; 0 = no ACK pending */
 };
