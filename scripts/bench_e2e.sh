@@ -11,7 +11,9 @@
 # DESCRIPTION
 #     Brings up a 4-path scripts/fabric.sh fabric (MTU 9000), measures in
 #     one run, between its two hosts:
-#       ceiling   unreliable AF_XDP blast (mroce_blast, 8192-byte payloads)
+#       ceiling   unreliable AF_XDP blast (mroce_blast, 8192-byte payloads):
+#                 what one sending thread pushes through the fabric's
+#                 forwarding chain (docs/fabric.md, "What the ceiling is")
 #       clean     mroce_perf write_bw, both transports; MetaRoCE / ceiling
 #                 (target >= 0.8)
 #       loss 1%   random loss on every path; each transport / its clean
