@@ -61,7 +61,8 @@ struct mroce_engine_cfg {
 				 * (the CPU, not the planes, limits the
 				 * rate). 0: hardware-like endpoints (1 us).
 				 * Software endpoints (kernel UDP, AF_XDP)
-				 * set it: libmroce uses MRV_SW_JITTER_US;
+				 * set it: libmroce and mroced use
+				 * MROCE_EP_SW_JITTER_US (user/io/endpoint.h);
 				 * see docs/engine.md */
 };
 

@@ -24,6 +24,13 @@
 #include "mroce/engine.h"
 #include "mroce/io.h"
 
+/* RTT noise of a process-driven endpoint on a busy host: a scheduler time
+ * slice (ms), measured on loopback (docs/engine.md). Every user of an
+ * endpoint sets its MetaRoCE engine's jitter_us to this: without it the
+ * engine reads that noise as queueing and as loss (windows of one packet,
+ * spurious timeouts). */
+#define MROCE_EP_SW_JITTER_US 10000
+
 struct mroce_ep_cfg {
 	/* The backend. io.mroce_port / io.rocev2_port select which UDP
 	 * destination port feeds which engine. */

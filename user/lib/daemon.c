@@ -1219,127 +1219,137 @@ static int check_sge(struct mrd_dev *d, const struct mrv_sge *sg, int num,
 	return 0;
 }
 
+/* One post_send / post_recv call: the ring's head as it goes. */
+struct sq_post {
+	struct mrd_dev *d;
+	struct mrd_qp *x;
+	uint32_t from, head;
+};
+
+static int sq_begin(struct mrv_qp *qp, struct sq_post *p)
+{
+	p->d = ddev(qp->pd->dev);
+	p->x = dqp(qp);
+	if (p->d->dead)
+		return -ENOTCONN;
+	p->from = p->head = atomic_load_explicit(&p->d->hdr->sq.head,
+						 memory_order_relaxed);
+	return 0;
+}
+
+/* May one more request with this SGE go into fifo f (state_ok: the QP's
+ * state allows the kind)? 0, or the error of the first check failing. */
+static int sq_check(struct sq_post *p, const struct mrd_fifo *f,
+		    const struct mrv_sge *sg, int num_sge, bool state_ok,
+		    struct mrd_mr **bounce)
+{
+	int err = check_sge(p->d, sg, num_sge, bounce);
+
+	if (err < 0)
+		return err;
+	if (!state_ok)
+		return -EPERM;
+	if (f->n == f->cap || !sq_room(p->d, p->head))
+		return -EAGAIN;
+	return 0;
+}
+
+/* Writes one request into the ring and its record into f (after
+ * sq_check()), with the SGE, if any, in both. */
+static void sq_put(struct sq_post *p, struct mrd_fifo *f, struct mrd_sqe e,
+		   struct mrd_wqe w, const struct mrv_sge *sg, int num_sge)
+{
+	if (num_sge) {
+		e.sge_addr = w.addr = sg->addr;
+		e.sge_len = w.len = sg->length;
+		e.lkey = sg->lkey;
+	}
+	p->d->sq[p->head & (p->d->sq_entries - 1)] = e;
+	*fifo_at(f, f->n) = w;
+	f->n++;
+	p->head++;
+}
+
+/* Ends the call: publishes what it wrote. */
+static int sq_end(struct sq_post *p, int err)
+{
+	if (p->head != p->from)
+		sq_publish(p->d, p->head);
+	return err;
+}
+
 int mrd_post_send(struct mrv_qp *qp, struct mrv_send_wr *wr,
 		  struct mrv_send_wr **bad_wr)
 {
-	struct mrd_dev *d = ddev(qp->pd->dev);
-	struct mrd_qp *x = dqp(qp);
-	uint32_t head;
-	int err = 0, posted = 0;
+	struct sq_post p;
+	int err = sq_begin(qp, &p);
 
-	if (d->dead)
-		return -ENOTCONN;
-	head = atomic_load_explicit(&d->hdr->sq.head, memory_order_relaxed);
-	for (; wr; wr = wr->next) {
+	if (err)
+		return err;
+	for (*bad_wr = wr; wr; wr = wr->next, *bad_wr = wr) {
 		struct mrd_mr *b;
-		struct mrd_sqe *e;
-		struct mrd_wqe *w;
 
-		*bad_wr = wr;
-		if ((unsigned int)wr->opcode > MRV_WR_RDMA_READ) {
-			err = -EINVAL;
+		err = (unsigned int)wr->opcode > MRV_WR_RDMA_READ
+			      ? -EINVAL
+			      : sq_check(&p, &p.x->sq, wr->sg_list,
+					 wr->num_sge,
+					 p.x->state == MRV_QPS_RTS, &b);
+		if (err)
 			break;
-		}
-		err = check_sge(d, wr->sg_list, wr->num_sge, &b);
-		if (err < 0)
-			break;
-		if (x->state != MRV_QPS_RTS) {
-			err = -EPERM;
-			break;
-		}
-		if (x->sq.n == x->sq.cap || !sq_room(d, head)) {
-			err = -EAGAIN;
-			break;
-		}
 		if (b && wr->opcode != MRV_WR_RDMA_READ)
 			memcpy(b->bounce + (wr->sg_list->addr -
 					    (uint64_t)(uintptr_t)b->mr->addr),
 			       (void *)(uintptr_t)wr->sg_list->addr,
 			       wr->sg_list->length);
-		e = &d->sq[head & (d->sq_entries - 1)];
-		*e = (struct mrd_sqe){
-			.wr_id = wr->wr_id,
-			.remote_addr = wr->remote_addr,
-			.qpn = qp->qpn,
-			.rkey = wr->rkey,
-			.imm = wr->imm_data,
-			.send_flags = wr->send_flags,
-			.kind = MRD_SQE_SEND,
-			.opcode = (uint8_t)wr->opcode,
-			.num_sge = (uint8_t)wr->num_sge,
-		};
-		w = fifo_at(&x->sq, x->sq.n);
-		*w = (struct mrd_wqe){
-			.wr_id = wr->wr_id,
-			.opcode = (uint8_t)wr->opcode,
-			.signaled = !!(wr->send_flags & MRV_SEND_SIGNALED),
-			.bounce = wr->opcode == MRV_WR_RDMA_READ ? b : NULL,
-		};
-		if (wr->num_sge) {
-			e->sge_addr = w->addr = wr->sg_list->addr;
-			e->sge_len = w->len = wr->sg_list->length;
-			e->lkey = wr->sg_list->lkey;
-		}
-		x->sq.n++;
-		head++;
-		posted++;
+		sq_put(&p, &p.x->sq,
+		       (struct mrd_sqe){
+			       .wr_id = wr->wr_id,
+			       .remote_addr = wr->remote_addr,
+			       .qpn = qp->qpn,
+			       .rkey = wr->rkey,
+			       .imm = wr->imm_data,
+			       .send_flags = wr->send_flags,
+			       .kind = MRD_SQE_SEND,
+			       .opcode = (uint8_t)wr->opcode,
+			       .num_sge = (uint8_t)wr->num_sge,
+		       },
+		       (struct mrd_wqe){
+			       .wr_id = wr->wr_id,
+			       .opcode = (uint8_t)wr->opcode,
+			       .signaled = !!(wr->send_flags &
+					      MRV_SEND_SIGNALED),
+			       .bounce = wr->opcode == MRV_WR_RDMA_READ ? b
+									: NULL,
+		       },
+		       wr->sg_list, wr->num_sge);
 	}
-	if (posted)
-		sq_publish(d, head);
-	if (!err)
-		*bad_wr = NULL;
-	return err;
+	return sq_end(&p, err);
 }
 
 int mrd_post_recv(struct mrv_qp *qp, struct mrv_recv_wr *wr,
 		  struct mrv_recv_wr **bad_wr)
 {
-	struct mrd_dev *d = ddev(qp->pd->dev);
-	struct mrd_qp *x = dqp(qp);
-	uint32_t head;
-	int err = 0, posted = 0;
+	struct sq_post p;
+	int err = sq_begin(qp, &p);
 
-	if (d->dead)
-		return -ENOTCONN;
-	head = atomic_load_explicit(&d->hdr->sq.head, memory_order_relaxed);
-	for (; wr; wr = wr->next) {
+	if (err)
+		return err;
+	for (*bad_wr = wr; wr; wr = wr->next, *bad_wr = wr) {
 		struct mrd_mr *b;
-		struct mrd_sqe *e;
-		struct mrd_wqe *w;
 
-		*bad_wr = wr;
-		err = check_sge(d, wr->sg_list, wr->num_sge, &b);
-		if (err < 0)
+		err = sq_check(&p, &p.x->rq, wr->sg_list, wr->num_sge,
+			       p.x->state != MRV_QPS_RESET, &b);
+		if (err)
 			break;
-		if (x->state == MRV_QPS_RESET) {
-			err = -EPERM;
-			break;
-		}
-		if (x->rq.n == x->rq.cap || !sq_room(d, head)) {
-			err = -EAGAIN;
-			break;
-		}
-		e = &d->sq[head & (d->sq_entries - 1)];
-		*e = (struct mrd_sqe){
-			.wr_id = wr->wr_id,
-			.qpn = qp->qpn,
-			.kind = MRD_SQE_RECV,
-			.num_sge = (uint8_t)wr->num_sge,
-		};
-		w = fifo_at(&x->rq, x->rq.n);
-		*w = (struct mrd_wqe){.wr_id = wr->wr_id, .bounce = b};
-		if (wr->num_sge) {
-			e->sge_addr = w->addr = wr->sg_list->addr;
-			e->sge_len = w->len = wr->sg_list->length;
-			e->lkey = wr->sg_list->lkey;
-		}
-		x->rq.n++;
-		head++;
-		posted++;
+		sq_put(&p, &p.x->rq,
+		       (struct mrd_sqe){
+			       .wr_id = wr->wr_id,
+			       .qpn = qp->qpn,
+			       .kind = MRD_SQE_RECV,
+			       .num_sge = (uint8_t)wr->num_sge,
+		       },
+		       (struct mrd_wqe){.wr_id = wr->wr_id, .bounce = b},
+		       wr->sg_list, wr->num_sge);
 	}
-	if (posted)
-		sq_publish(d, head);
-	if (!err)
-		*bad_wr = NULL;
-	return err;
+	return sq_end(&p, err);
 }

@@ -24,10 +24,6 @@
 #include "daemon_int.h"
 #include "lib_int.h"
 
-/* RTT noise of a process-driven endpoint on a busy host: a scheduler time
- * slice (ms), measured on loopback (docs/engine.md). */
-#define MRV_SW_JITTER_US 10000
-
 extern int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto,
 				   uint32_t id) __attribute__((weak));
 
@@ -138,7 +134,7 @@ int mrv_open_device(const struct mrv_dev_attr *attr, struct mrv_device **out)
 	ec->rto_min_us = attr->rto_min_us;
 	/* Software endpoints: scheduling noise, not queueing, dominates
 	 * the RTT (docs/engine.md, cfg.jitter_us). */
-	ec->jitter_us = MRV_SW_JITTER_US;
+	ec->jitter_us = MROCE_EP_SW_JITTER_US;
 
 	cfg.io.kind = attr->backend == MRV_BACKEND_AFXDP ? MROCE_IO_AFXDP
 							 : MROCE_IO_UDP;

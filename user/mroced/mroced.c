@@ -12,11 +12,11 @@
  *   completions into the sessions' completion rings (doorbell if the app
  *   sleeps) -> control requests and signals from epoll.
  * Adaptive polling: while there is work the loop spins (epoll with a zero
- * timeout to see control traffic, at most every 20 us while busy: the
- * system call costs more than a round); after spin_us without work it
- * announces that it sleeps in every session's shared header, re-checks
- * the rings and sleeps in epoll until a packet, a doorbell, a control
- * message, a signal or the engines' next timer.
+ * timeout to see control traffic, at most every 20 us while busy or
+ * spinning: the system call costs more than a round); after spin_us
+ * without work it announces that it sleeps in every session's shared
+ * header, re-checks the rings and sleeps in epoll until a packet, a
+ * doorbell, a control message, a signal or the engines' next timer.
  *
  * A session ends when its socket hangs up (the application exited or
  * died): its QPs, CQs, MRs and shared memory are released at once.
@@ -1479,14 +1479,17 @@ static int run(void)
 
 		work = pump(now);
 		reap_dead();
-		if (work > 0) {
+		if (work > 0)
 			last_work = now;
-			/* Busy: packets and rings are polled by pump(); look
-			 * at control traffic and signals only now and then (a
-			 * system call per round costs more than the round). */
+		if (now - last_work < D.spin_ns) {
+			/* Busy, or spinning for more: packets and rings are
+			 * polled by pump(); look at control traffic and
+			 * signals only now and then (a system call per round
+			 * costs more than the round, and between two packets
+			 * of a bulk transfer there are many idle rounds). */
 			if (now - last_epoll < EPOLL_BUSY_NS)
 				continue;
-		} else if (now - last_work >= D.spin_ns && prepare_sleep()) {
+		} else if (prepare_sleep()) {
 			uint64_t wake = mroce_ep_next_timer(D.ep, now);
 
 			now = now_ns();
@@ -1649,9 +1652,12 @@ int main(int argc, char **argv)
 	D.backend = MRV_BACKEND_UDP;
 	D.spin_ns = 50000;
 	D.sock_mode = -1;
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < 2; t++) {
 		cfg.eng[t].transport =
 			t ? MROCE_TRANSPORT_ROCEV2 : MROCE_TRANSPORT_METAROCE;
+		/* a process, not a NIC: as libmroce's embedded mode */
+		cfg.eng[t].jitter_us = MROCE_EP_SW_JITTER_US;
+	}
 	while ((c = getopt_long(argc, argv, "l:b:i:q:As:p:m:r:u:fvh", lo,
 				NULL)) != -1) {
 		switch (c) {
