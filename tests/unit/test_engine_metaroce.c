@@ -2013,6 +2013,52 @@ START_TEST(path_explore__finds_the_empty_plane_under_loss)
 }
 END_TEST
 
+/* Pacing bursts: a software endpoint (jitter_us) that was idle sends up
+ * to MR_PACE_BURST data packets in one tx() call at one instant (its
+ * driver hands them to the kernel in one system call); a hardware-like
+ * one (jitter_us 0) paces them out one per packet time. */
+static int data_in_one_tx(uint32_t jitter_us)
+{
+	struct mroce_engine_cfg cfg = base_cfg();
+	struct mroce_tx_pkt pk[64];
+	static uint8_t bufs[64][PUMP_CAP];
+	struct pair s;
+	int n, data = 0;
+
+	cfg.jitter_us = jitter_us;
+	pair_setup_cfg(&s, &cfg, 1 << 20, true);
+	/* a first message: established, the receiver's rate hint known */
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 8192, 0), 0);
+	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	s.p.now += 1000000;	/* idle */
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 1 << 19, 0),
+			 0);
+	for (int i = 0; i < 64; i++) {
+		memset(&pk[i], 0, sizeof(pk[i]));
+		pk[i].buf = bufs[i];
+	}
+	n = mroce_engine_tx(s.p.e[0], pk, 64, PUMP_CAP, s.p.now);
+	for (int i = 0; i < n; i++) {
+		struct mroce_mr_pkt m;
+
+		if (!mroce_mr_parse(pk[i].buf, pk[i].len, &m) &&
+		    m.opcode == MROCE_OP_WRITE)
+			data++;
+	}
+	pair_fini(&s);
+	return data;
+}
+
+START_TEST(pace__software_endpoint_sends_a_burst)
+{
+	int sw = data_in_one_tx(10000), hw = data_in_one_tx(0);
+
+	ck_assert_int_eq(hw, 1);
+	ck_assert_int_gt(sw, 8);
+	ck_assert_int_le(sw, MR_PACE_BURST);
+}
+END_TEST
+
 /* Software endpoints (cfg.jitter_us): the host limits the rate, not the
  * planes, so no exploration: the ports stay where they hashed. */
 START_TEST(path_explore__off_with_endpoint_jitter)
@@ -2717,6 +2763,7 @@ Suite *engine_metaroce_suite(void)
 	tcase_add_test(tc, path__random_loss_retires_no_path);
 	tcase_add_test(tc, path_explore__finds_the_empty_plane_under_loss);
 	tcase_add_test(tc, path_explore__off_with_endpoint_jitter);
+	tcase_add_test(tc, pace__software_endpoint_sends_a_burst);
 	tcase_add_test(tc, path__receiver_paused_then_resumed_completes);
 	tcase_add_test(tc, psn__wraps_at_2_32);
 	tcase_add_test(tc, rx__mutated_packets_never_write_outside_regions);
