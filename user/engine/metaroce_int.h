@@ -154,8 +154,9 @@ struct mr_path {
 	uint8_t rx_valid;	/* rx_gen / rx_cum are initialised */
 	uint8_t ack_flags;	/* MROCE_ACKF_* for the next ACK */
 	uint8_t ack_urgent;
-	uint8_t ack_twice;	/* the next ACK answers a PROBE: send it twice */
-	uint16_t rx_sport;	/* sport of the last packet: ACKs go back on it */
+	uint8_t ack_twice;	/* the next ACK answers a PROBE that showed our
+				 * ACKs missing: send it from two ports */
+	uint16_t rx_sport;	/* sport of the last packet: NAKs go back on it */
 	uint16_t ack_pending;	/* packets since the last ACK */
 	uint16_t rx_ce;		/* CE marks since the last ACK */
 	uint32_t rx_cum;
@@ -289,7 +290,7 @@ struct mr_qp {
 	struct mr_rdrx rdrx[MROCE_MAX_RD_ATOMIC];
 };
 
-#define MR_HSQ	16	/* stateless CHALLENGE replies awaiting tx */
+#define MR_HSQ	16	/* stateless replies (CHALLENGE, NO_CONN) awaiting tx */
 #define MR_NO_CONN_GAP_NS 100000ull /* NAK NO_CONN: one per 100 us at most */
 
 /* A stateless reply: a CONNECT_CHALLENGE, or a NAK NO_CONN to a packet
