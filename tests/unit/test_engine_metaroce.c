@@ -60,6 +60,41 @@ static int qp_connect(struct mroce_engine *e, uint32_t qpn, int peer,
 	return mroce_modify_qp(e, qpn, &a, MROCE_QP_STATE, now);
 }
 
+/* A new QP of side i on its CQ (256 WRs each way); its number. */
+static uint32_t new_qp(struct pair *s, int i)
+{
+	struct mroce_qp_init_attr ia = { .max_send_wr = 256,
+					 .max_recv_wr = 256 };
+	int r;
+
+	ia.send_cq = ia.recv_cq = s->s[i].cq;
+	r = mroce_create_qp(s->p.e[i], &ia);
+	ck_assert_int_gt(r, 0);
+	return (uint32_t)r;
+}
+
+/* Side i's CQ and QP on its engine, and its buffer (s->len bytes)
+ * registered there. */
+static void side_open(struct pair *s, int i)
+{
+	struct side *d = &s->s[i];
+
+	d->cq = mroce_create_cq(s->p.e[i], 1024);
+	ck_assert_int_ge(d->cq, 0);
+	d->qpn = new_qp(s, i);
+	ck_assert_int_eq(mroce_reg_mr(s->p.e[i], d->buf, s->len, ACC_ALL,
+				      &d->mr),
+			 0);
+}
+
+/* Side i's QP to the other side's, through INIT and RTR to RTS. */
+static void connect_side(struct pair *s, int i)
+{
+	ck_assert_int_eq(qp_connect(s->p.e[i], s->s[i].qpn, s->p.peer[i][1 - i],
+				    s->s[1 - i].qpn, s->p.now),
+			 0);
+}
+
 static void pair_setup_cfg(struct pair *s, const struct mroce_engine_cfg *cfg,
 			   size_t len, bool connect)
 {
@@ -67,31 +102,17 @@ static void pair_setup_cfg(struct pair *s, const struct mroce_engine_cfg *cfg,
 	s->len = len;
 	for (int i = 0; i < 2; i++) {
 		struct side *d = &s->s[i];
-		struct mroce_qp_init_attr ia = { .max_send_wr = 256,
-						 .max_recv_wr = 256 };
-		int r;
 
 		memset(d, 0, sizeof(*d));
-		d->cq = mroce_create_cq(s->p.e[i], 1024);
-		ck_assert_int_ge(d->cq, 0);
-		ia.send_cq = ia.recv_cq = d->cq;
-		r = mroce_create_qp(s->p.e[i], &ia);
-		ck_assert_int_gt(r, 0);
-		d->qpn = (uint32_t)r;
 		d->buf = malloc(len ? len : 1);
 		for (size_t k = 0; k < len; k++)
 			d->buf[k] = (uint8_t)(k * 7 + i * 101 + (k >> 11));
-		ck_assert_int_eq(mroce_reg_mr(s->p.e[i], d->buf, len, ACC_ALL,
-					      &d->mr),
-				 0);
+		side_open(s, i);
 	}
 	if (!connect)
 		return;
 	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(qp_connect(s->p.e[i], s->s[i].qpn,
-					    s->p.peer[i][1 - i],
-					    s->s[1 - i].qpn, s->p.now),
-				 0);
+		connect_side(s, i);
 }
 
 static void pair_setup(struct pair *s, size_t len)
@@ -203,6 +224,84 @@ static enum mroce_qp_state qp_state(struct pair *s, int i)
 	return a.state;
 }
 
+/* Runs until both sides have counted the connection up. */
+static void establish(struct pair *s)
+{
+	ck_assert(pump_run(&s->p, cond_established, NULL, 100000000));
+}
+
+static void set_filter(struct pair *s, pump_filter_fn fn, void *ctx)
+{
+	s->p.filter = fn;
+	s->p.ctx = ctx;
+}
+
+/* Path idx of side i's connection to the other side (it exists). */
+static struct mroce_path_info path_of(struct pair *s, int i, int idx)
+{
+	struct mroce_path_info pi;
+
+	ck_assert_int_eq(mroce_engine_path_info(s->p.e[i], s->p.peer[i][1 - i],
+						idx, &pi),
+			 0);
+	return pi;
+}
+
+/* The source ports of side 0's eight paths. */
+static void ports_of(struct pair *s, uint16_t sport[8])
+{
+	for (int i = 0; i < 8; i++)
+		sport[i] = path_of(s, 0, i).sport;
+}
+
+/* None of side 0's eight paths was retired (all in generation 0). */
+static void no_path_retired(struct pair *s)
+{
+	for (int i = 0; i < 8; i++)
+		ck_assert_uint_eq(path_of(s, 0, i).gen, 0);
+}
+
+/* Side 0 writes its first len bytes to the second len bytes of side 1
+ * (buffers of 2 * len), as work request 1 ... */
+static void post_write_half(struct pair *s, size_t len)
+{
+	ck_assert_int_eq(post(s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
+			      (uint32_t)len),
+			 0);
+}
+
+/* ... which completes within limit ns, successfully and byte-exact. */
+static void finish_write_half(struct pair *s, size_t len, uint64_t limit)
+{
+	ck_assert(run_until_wcs(s, 1, 0, limit));
+	ck_assert_int_eq(s->s[0].wc[0].status, MROCE_WC_SUCCESS);
+	ck_assert(!memcmp(s->s[0].buf, s->s[1].buf + len, len));
+}
+
+static void write_half(struct pair *s, size_t len, uint64_t limit)
+{
+	post_write_half(s, len);
+	finish_write_half(s, len, limit);
+}
+
+/* Side 0 writes len bytes from its offset 0 to offset roff of side 1 as
+ * wr_id: it completes, successfully, as side 0's nwc-th completion. */
+static void write_ok(struct pair *s, uint64_t wr_id, uint32_t len,
+		     uint32_t roff, int nwc)
+{
+	ck_assert_int_eq(post(s, 0, MROCE_WR_RDMA_WRITE, wr_id, 0, len, roff),
+			 0);
+	ck_assert(run_until_wcs(s, nwc, 0, 1000000000ull));
+	ck_assert_int_eq(s->s[0].wc[nwc - 1].status, MROCE_WC_SUCCESS);
+}
+
+/* A step of the linear congruential generator the filters draw from. */
+static uint32_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*x >> 33);
+}
+
 /* ------------------------------------------------------------------ */
 /* Receive-side SACK                                                    */
 /* ------------------------------------------------------------------ */
@@ -269,9 +368,8 @@ START_TEST(handshake__retransmitted_on_loss)
 	int n = 0;
 
 	pair_setup(&s, 64);
-	s.p.filter = drop_first_two_hs;
-	s.p.ctx = &n;
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	set_filter(&s, drop_first_two_hs, &n);
+	establish(&s);
 	ck_assert_int_ge(n, 3);
 	pair_fini(&s);
 }
@@ -398,9 +496,7 @@ START_TEST(handshake__initiator_retry_after_lost_accepts)
 
 	pair_setup_cfg(&s, &(struct mroce_engine_cfg){ .seed = 5 }, 4096,
 		       false);
-	ck_assert_int_eq(qp_connect(s.p.e[0], s.s[0].qpn, s.p.peer[0][1],
-				    s.s[1].qpn, s.p.now),
-			 0);
+	connect_side(&s, 0);
 	s.p.filter = drop_accept;
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 10, 0), 0);
 	ck_assert(run_until_wcs(&s, 1, 0, 60000000000ull));
@@ -411,15 +507,9 @@ START_TEST(handshake__initiator_retry_after_lost_accepts)
 	ck_assert_int_eq(mroce_modify_qp(s.p.e[0], s.s[0].qpn, &a,
 					 MROCE_QP_STATE, s.p.now),
 			 0);
-	ck_assert_int_eq(qp_connect(s.p.e[0], s.s[0].qpn, s.p.peer[0][1],
-				    s.s[1].qpn, s.p.now),
-			 0);
-	ck_assert_int_eq(qp_connect(s.p.e[1], s.s[1].qpn, s.p.peer[1][0],
-				    s.s[0].qpn, s.p.now),
-			 0);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 1000, 0), 0);
-	ck_assert(run_until_wcs(&s, 2, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[1].status, MROCE_WC_SUCCESS);
+	connect_side(&s, 0);
+	connect_side(&s, 1);
+	write_ok(&s, 2, 1000, 0, 2);
 	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf, 1000));
 	pair_fini(&s);
 }
@@ -433,14 +523,9 @@ static void check_write(size_t len)
 	struct pair s;
 
 	pair_setup(&s, len * 2 + 16);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	write_half(&s, len, 2000000000ull);
 	ck_assert_int_eq(s.s[0].wc[0].opcode, MROCE_WC_RDMA_WRITE);
 	ck_assert_uint_eq(s.s[0].wc[0].wr_id, 1);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
 	/* nothing around it was touched */
 	ck_assert_uint_eq(s.s[1].buf[len * 2],
 			  (uint8_t)((len * 2) * 7 + 101 + ((len * 2) >> 11)));
@@ -564,10 +649,7 @@ START_TEST(ack__coalesced_on_clean_transfer)
 	struct mroce_engine_stats st;
 
 	pair_setup(&s, 1 << 21);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1 << 20,
-			      1 << 20),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	write_ok(&s, 1, 1 << 20, 1 << 20, 1);
 	st = stats(&s, 1);
 	ck_assert_uint_eq(st.rx_data_pkts, 1024);
 	ck_assert_uint_lt(st.tx_acks, st.rx_data_pkts / 2);
@@ -615,12 +697,8 @@ START_TEST(loss__selective_retransmit_of_exactly_that_packet)
 	struct lossctx l = { .drop_at = 5 };
 
 	pair_setup(&s, 1 << 16);
-	s.p.filter = drop_one;
-	s.p.ctx = &l;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 32 * 1024, 0),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	set_filter(&s, drop_one, &l);
+	write_ok(&s, 1, 32 * 1024, 0, 1);
 	ck_assert_int_eq(l.retx, 1);
 	ck_assert_uint_eq(l.retx_off[0], l.offset);
 	ck_assert_uint_eq(stats(&s, 0).retransmits, 1);
@@ -703,8 +781,7 @@ static enum pump_verdict random_loss(struct pump *p, int src, int dst,
 {
 	struct randloss *r = p->ctx;
 
-	r->x = r->x * 6364136223846793005ull + 1442695040888963407ull;
-	return (r->x >> 33) % 100 < (uint64_t)r->pct ? PUMP_DROP : PUMP_PASS;
+	return lcg(&r->x) % 100 < (uint32_t)r->pct ? PUMP_DROP : PUMP_PASS;
 }
 
 START_TEST(loss__random_5pct_both_ways_large_write_and_read)
@@ -714,12 +791,9 @@ START_TEST(loss__random_5pct_both_ways_large_write_and_read)
 	size_t len = 2 * 1024 * 1024;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	s.p.filter = random_loss;
-	s.p.ctx = &r;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
+	establish(&s);
+	set_filter(&s, random_loss, &r);
+	post_write_half(&s, len);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_READ, 2, (uint32_t)len,
 			      (uint32_t)len, 0),
 			 0);
@@ -742,8 +816,7 @@ struct chaos {
 
 static uint32_t chaos_rand(struct chaos *c)
 {
-	c->x = c->x * 6364136223846793005ull + 1442695040888963407ull;
-	return (uint32_t)(c->x >> 33);
+	return lcg(&c->x);
 }
 
 static enum pump_verdict chaos_filter(struct pump *p, int src, int dst,
@@ -1124,7 +1197,7 @@ START_TEST(remote__read_source_deregistered_before_response)
 	int steps = 0;
 
 	pair_setup(&s, 1 << 16);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	establish(&s);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_READ, 1, 0, 20000, 0), 0);
 	rqp = mroce_qp_find(s.p.e[1], s.s[1].qpn);
 	while (rqp->rd_tail == rqp->rd_head) {
@@ -1164,7 +1237,7 @@ START_TEST(rnr__send_waits_for_late_receive)
 	struct pair s;
 
 	pair_setup(&s, 1 << 16);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	establish(&s);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_SEND, 1, 0, 3000, 0), 0);
 	pump_run(&s.p, NULL, NULL, 300000);	/* 300 us: RNR NAKs */
 	collect(&s);
@@ -1186,7 +1259,7 @@ START_TEST(rnr__large_send_resumes_after_hold)
 	struct pair s;
 
 	pair_setup(&s, 1 << 20);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	establish(&s);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_SEND, 1, 0, 300000, 0), 0);
 	pump_run(&s.p, NULL, NULL, 120000);
 	ck_assert_int_eq(post_recv(&s, 1, 5, 0, 300000), 0);
@@ -1233,7 +1306,7 @@ START_TEST(retry__all_dropped_is_retry_exceeded)
 	struct pair s;
 
 	pair_setup(&s, 1 << 16);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	establish(&s);
 	s.p.filter = drop_data_from_0;
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 5000, 0), 0);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_SEND, 2, 0, 10, 0), 0);
@@ -1286,7 +1359,7 @@ START_TEST(retry__read_responses_all_lost)
 	struct pair s;
 
 	pair_setup(&s, 1 << 16);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	establish(&s);
 	s.p.filter = drop_read_resp_and_naks;
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_READ, 1, 0, 5000, 0), 0);
 	ck_assert(run_until_wcs(&s, 1, 0, 60000000000ull));
@@ -1324,25 +1397,15 @@ START_TEST(path__blackhole_rerolled_and_transfer_completes)
 	size_t len = 256 * 1024;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
-						&pi),
-			 0);
+	establish(&s);
+	pi = path_of(&s, 0, 3);
 	b.sport = pi.sport;
 	b.dropped = 0;
 	ck_assert_uint_eq(pi.gen, 0);
-	s.p.filter = blackhole_port;
-	s.p.ctx = &b;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	set_filter(&s, blackhole_port, &b);
+	write_half(&s, len, 2000000000ull);
 	ck_assert_int_gt(b.dropped, 0);
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
-						&pi),
-			 0);
+	pi = path_of(&s, 0, 3);
 	ck_assert_uint_ge(pi.gen, 1);
 	ck_assert_uint_ne(pi.sport, b.sport);
 	ck_assert_uint_ge(stats(&s, 0).path_rerolls, 1);
@@ -1418,13 +1481,8 @@ START_TEST(ack__sprayed_over_the_receivers_own_ports)
 	memset(&a, 0, sizeof(a));
 	a.drop = 40;	/* the sender's paths fall quiet: PTO probes */
 	pair_setup(&s, 1 << 21);
-	s.p.filter = record_ack_ports;
-	s.p.ctx = &a;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1 << 20,
-			      1 << 20),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	set_filter(&s, record_ack_ports, &a);
+	write_ok(&s, 1, 1 << 20, 1 << 20, 1);
 	ck_assert_int_gt(a.acks, 8);
 	/* every ACK port is one of the receiver's own path ports ... */
 	for (int i = 0; i < a.n; i++) {
@@ -1462,23 +1520,13 @@ START_TEST(ack_port__dead_reverse_port_retired_and_replaced)
 	size_t len = 4u << 20;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[1], s.p.peer[1][0], 2,
-						&pi),
-			 0);
+	establish(&s);
+	pi = path_of(&s, 1, 2);
 	r.sport = pi.sport;
-	s.p.filter = blackhole_port;
-	s.p.ctx = &r;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 4000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	set_filter(&s, blackhole_port, &r);
+	write_half(&s, len, 4000000000ull);
 	ck_assert_int_gt(r.dropped, 0);
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[1], s.p.peer[1][0], 2,
-						&pi),
-			 0);
+	pi = path_of(&s, 1, 2);
 	ck_assert_uint_ne(pi.sport, r.sport);
 	ck_assert_uint_ge(pi.gen, 1);
 	ck_assert_uint_ge(stats(&s, 1).path_rerolls, 1);
@@ -1495,9 +1543,7 @@ START_TEST(next_timer__never_when_quiet_and_now_after_post)
 	struct pair s;
 
 	pair_setup(&s, 1 << 16);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 32 * 1024, 0),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	write_ok(&s, 1, 32 * 1024, 0, 1);
 	pump_run(&s.p, NULL, NULL, 1000000);
 	for (int i = 0; i < 2; i++)
 		ck_assert_uint_eq(mroce_engine_next_timer(s.p.e[i], s.p.now),
@@ -1540,21 +1586,16 @@ START_TEST(path__silent_path_rerolled_within_few_rtts)
 	uint64_t t0, rtt;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
+	establish(&s);
+	post_write_half(&s, len);
 	/* let the paths measure their RTT, then kill path 3 */
 	pump_run(&s.p, NULL, NULL, 100000);
 	ck_assert_int_eq(s.s[0].nwc, 0);
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
-						&pi),
-			 0);
+	pi = path_of(&s, 0, 3);
 	ck_assert_uint_eq(pi.gen, 0);
 	ck_assert_uint_gt(pi.srtt_us, 0);
 	b.sport = pi.sport;
-	s.p.filter = blackhole_port;
-	s.p.ctx = &b;
+	set_filter(&s, blackhole_port, &b);
 	t0 = s.p.now;
 	rtt = 2 * s.p.delay;
 	g.s = &s;
@@ -1565,9 +1606,7 @@ START_TEST(path__silent_path_rerolled_within_few_rtts)
 	 * (an earlier verdict retired healthy paths in mroce_sim) */
 	ck_assert_uint_le(s.p.now - t0, 10 * rtt + MR_ACK_DELAY_NS);
 	ck_assert_uint_eq(stats(&s, 0).rto_fires, 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	finish_write_half(&s, len, 2000000000ull);
 	ck_assert_int_gt(b.dropped, 0);
 	pair_fini(&s);
 }
@@ -1599,30 +1638,21 @@ START_TEST(path__reroll_probation_keeps_data_off_unproven_port)
 	uint64_t tx_before;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
+	establish(&s);
+	post_write_half(&s, len);
 	pump_run(&s.p, NULL, NULL, 100000);
-	s.p.filter = blackhole_path3;
-	s.p.ctx = &b;
+	set_filter(&s, blackhole_path3, &b);
 	g.s = &s;
 	g.gen = 1;
 	ck_assert(pump_run(&s.p, cond_path3_gen, &g, 10000000));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
-						&pi),
-			 0);
+	pi = path_of(&s, 0, 3);
 	tx_before = pi.tx_pkts;
 	g.gen = 2;
 	ck_assert(pump_run(&s.p, cond_path3_gen, &g, 10000000));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 3,
-						&pi),
-			 0);
+	pi = path_of(&s, 0, 3);
 	/* generation 1 was never answered: it carried no data */
 	ck_assert_uint_eq(pi.tx_pkts, tx_before);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	finish_write_half(&s, len, 2000000000ull);
 	ck_assert_uint_eq(stats(&s, 0).rto_fires, 0);
 	pair_fini(&s);
 }
@@ -1648,27 +1678,18 @@ START_TEST(spray__moves_traffic_off_congested_path)
 	size_t len = 2 << 20;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 5,
-						&pi),
-			 0);
+	establish(&s);
+	pi = path_of(&s, 0, 5);
 	b.sport = pi.sport;
-	s.p.filter = congest_port;
-	s.p.ctx = &b;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
+	set_filter(&s, congest_port, &b);
+	post_write_half(&s, len);
 	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
 	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 5,
-						&pi),
-			 0);
+	pi = path_of(&s, 0, 5);
 	slow = pi.tx_pkts;
 	ck_assert_uint_gt(pi.ce_marks, 0);
 	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
-							s.p.peer[0][1], i, &pi),
-				 0);
+		pi = path_of(&s, 0, i);
 		if (i != 5)
 			others += pi.tx_pkts;
 	}
@@ -1728,26 +1749,14 @@ START_TEST(path_explore__finds_the_empty_plane)
 {
 	struct pair s;
 	struct planes pl = { .bps = 25000000000ull };
-	struct mroce_path_info pi;
 	size_t len = 8 << 20;
 	uint64_t total = 0;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
-							s.p.peer[0][1], i, &pi),
-				 0);
-		pl.sport0[i] = pi.sport;
-	}
-	s.p.filter = plane_queue;
-	s.p.ctx = &pl;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	establish(&s);
+	ports_of(&s, pl.sport0);
+	set_filter(&s, plane_queue, &pl);
+	write_half(&s, len, 2000000000ull);
 	for (int k = 0; k < 4; k++)
 		total += pl.pkts[k];
 	ck_assert_uint_ge(stats(&s, 0).path_rerolls, 1);
@@ -1767,8 +1776,7 @@ static enum pump_verdict lossy_port(struct pump *p, int src, int dst,
 {
 	struct lossy *l = p->ctx;
 
-	l->x = l->x * 6364136223846793005ull + 1442695040888963407ull;
-	if (src == 0 && t->sport == l->sport && (l->x >> 33) % 2)
+	if (lcg(&l->x) % 2 && src == 0 && t->sport == l->sport)
 		return PUMP_DROP;
 	return PUMP_PASS;
 }
@@ -1782,22 +1790,12 @@ START_TEST(path__lossy_path_rerolled)
 	size_t len = 4 << 20;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 2,
-						&pi),
-			 0);
+	establish(&s);
+	pi = path_of(&s, 0, 2);
 	l.sport = pi.sport;
-	s.p.filter = lossy_port;
-	s.p.ctx = &l;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
-	ck_assert_int_eq(mroce_engine_path_info(s.p.e[0], s.p.peer[0][1], 2,
-						&pi),
-			 0);
+	set_filter(&s, lossy_port, &l);
+	write_half(&s, len, 2000000000ull);
+	pi = path_of(&s, 0, 2);
 	/* the port is gone: retired for loss (new generation) or, when
 	 * exploration got there first, moved as the path that delivered
 	 * least (same generation) */
@@ -1836,14 +1834,9 @@ START_TEST(handshake__lost_accept_recovered_without_timer)
 
 	pair_setup_cfg(&s, &(struct mroce_engine_cfg){ .seed = 5 }, 4096,
 		       false);
-	ck_assert_int_eq(qp_connect(s.p.e[0], s.s[0].qpn, s.p.peer[0][1],
-				    s.s[1].qpn, s.p.now),
-			 0);
-	ck_assert_int_eq(qp_connect(s.p.e[1], s.s[1].qpn, s.p.peer[1][0],
-				    s.s[0].qpn, s.p.now),
-			 0);
-	s.p.filter = drop_first_accept;
-	s.p.ctx = &d;
+	connect_side(&s, 0);
+	connect_side(&s, 1);
+	set_filter(&s, drop_first_accept, &d);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1000, 0), 0);
 	/* 100 us: 25 pump RTTs, a tenth of the handshake timer */
 	ck_assert(run_until_wcs(&s, 1, 0, 100000));
@@ -1880,9 +1873,8 @@ START_TEST(path__first_flight_loss_timed_by_handshake_rtt)
 	uint64_t t0;
 
 	pair_setup(&s, 8192);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	s.p.filter = drop_first_data;
-	s.p.ctx = &d;
+	establish(&s);
+	set_filter(&s, drop_first_data, &d);
 	t0 = s.p.now;
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1000, 4096),
 			 0);
@@ -1906,11 +1898,10 @@ static enum pump_verdict rand_loss_filter(struct pump *p, int src, int dst,
 				     const struct mroce_mr_pkt *pk)
 {
 	struct rand_loss *l = p->ctx;
+	uint32_t r = lcg(&l->x);
 
-	l->x = l->x * 6364136223846793005ull + 1442695040888963407ull;
 	if (pk && src == 0 && pk->opcode != MROCE_OP_PROBE &&
-	    pk->opcode < MROCE_OP_CONNECT_REQ &&
-	    (l->x >> 33) % 1000 < l->permille) {
+	    pk->opcode < MROCE_OP_CONNECT_REQ && r % 1000 < l->permille) {
 		l->dropped++;
 		return PUMP_DROP;
 	}
@@ -1925,26 +1916,14 @@ START_TEST(path__random_loss_retires_no_path)
 {
 	struct pair s;
 	struct rand_loss l = { .x = 11, .permille = 50 };
-	struct mroce_path_info pi;
 	size_t len = 4 << 20;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	s.p.filter = rand_loss_filter;
-	s.p.ctx = &l;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	establish(&s);
+	set_filter(&s, rand_loss_filter, &l);
+	write_half(&s, len, 2000000000ull);
 	ck_assert_uint_gt(l.dropped, 100);
-	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
-							s.p.peer[0][1], i, &pi),
-				 0);
-		ck_assert_uint_eq(pi.gen, 0);
-	}
+	no_path_retired(&s);
 	pair_fini(&s);
 }
 END_TEST
@@ -1979,36 +1958,19 @@ START_TEST(path_explore__finds_the_empty_plane_under_loss)
 	struct pair s;
 	struct lossy_planes lp = { .pl = { .bps = 25000000000ull },
 				   .l = { .x = 5, .permille = 30 } };
-	struct mroce_path_info pi;
 	size_t len = 8 << 20;
 	uint64_t total = 0;
 
 	pair_setup(&s, 2 * len);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
-							s.p.peer[0][1], i, &pi),
-				 0);
-		lp.pl.sport0[i] = pi.sport;
-	}
-	s.p.filter = lossy_plane_queue;
-	s.p.ctx = &lp;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	establish(&s);
+	ports_of(&s, lp.pl.sport0);
+	set_filter(&s, lossy_plane_queue, &lp);
+	write_half(&s, len, 2000000000ull);
 	for (int k = 0; k < 4; k++)
 		total += lp.pl.pkts[k];
 	ck_assert_uint_ge(stats(&s, 0).path_rerolls, 1);
 	ck_assert_uint_gt(lp.pl.pkts[3] * 10, total);
-	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
-							s.p.peer[0][1], i, &pi),
-				 0);
-		ck_assert_uint_eq(pi.gen, 0);
-	}
+	no_path_retired(&s);
 	pair_fini(&s);
 }
 END_TEST
@@ -2028,8 +1990,7 @@ static int data_in_one_tx(uint32_t jitter_us)
 	cfg.jitter_us = jitter_us;
 	pair_setup_cfg(&s, &cfg, 1 << 20, true);
 	/* a first message: established, the receiver's rate hint known */
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 8192, 0), 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	write_ok(&s, 1, 8192, 0, 1);
 	s.p.now += 1000000;	/* idle */
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 1 << 19, 0),
 			 0);
@@ -2066,26 +2027,14 @@ START_TEST(path_explore__off_with_endpoint_jitter)
 	struct pair s;
 	struct planes pl = { .bps = 25000000000ull };
 	struct mroce_engine_cfg cfg = base_cfg();
-	struct mroce_path_info pi;
 	size_t len = 4 << 20;
 
 	cfg.jitter_us = 50;
 	pair_setup_cfg(&s, &cfg, 2 * len, true);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
-	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(mroce_engine_path_info(s.p.e[0],
-							s.p.peer[0][1], i, &pi),
-				 0);
-		pl.sport0[i] = pi.sport;
-	}
-	s.p.filter = plane_queue;
-	s.p.ctx = &pl;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	establish(&s);
+	ports_of(&s, pl.sport0);
+	set_filter(&s, plane_queue, &pl);
+	write_half(&s, len, 2000000000ull);
 	ck_assert_uint_eq(stats(&s, 0).path_rerolls, 0);
 	ck_assert_uint_eq(pl.pkts[3], 0);
 	pair_fini(&s);
@@ -2107,12 +2056,7 @@ START_TEST(psn__wraps_at_2_32)
 	c->tx_isn = 0xffffff00u;
 	c->path[0].next_psn = c->path[0].una = c->path[0].loss_scan =
 		c->path[0].high_acked = mroce_path_isn(c->tx_isn, 0, 0);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, (uint32_t)len,
-			      (uint32_t)len),
-			 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 2000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
-	ck_assert(!memcmp(s.s[0].buf, s.s[1].buf + len, len));
+	write_half(&s, len, 2000000000ull);
 	ck_assert_uint_lt(c->path[0].next_psn, 0x1000);	/* it wrapped */
 	pair_fini(&s);
 }
@@ -2167,8 +2111,7 @@ START_TEST(rx__mutated_packets_never_write_outside_regions)
 					      ACC_ALL, &s.s[i].mr),
 				 0);
 	}
-	s.p.filter = capture_all;
-	s.p.ctx = &cap;
+	set_filter(&s, capture_all, &cap);
 	ck_assert_int_eq(post_recv(&s, 1, 1, 0, 8192), 0);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_SEND_WITH_IMM, 1, 0, 5000, 0), 0);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 9000, 100), 0);
@@ -2271,13 +2214,12 @@ START_TEST(path__receiver_paused_then_resumed_completes)
 	struct mr_conn *c;
 
 	pair_setup(&s, 4096);
-	ck_assert(pump_run(&s.p, cond_established, NULL, 100000000));
+	establish(&s);
 	/* let the handshake's trailing ACK and hint settle */
 	ck_assert(pump_run(&s.p, NULL, NULL, 1000000));
 	memset(&f, 0, sizeof(f));
 	f.on = true;
-	s.p.filter = freeze_1;
-	s.p.ctx = &f;
+	set_filter(&s, freeze_1, &f);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1000, 2000),
 			 0);
 	/* The receiver sleeps for 10 ms (dozens of PTOs). */
@@ -2337,10 +2279,6 @@ static void restart_1(struct pair *s, uint64_t seed)
 {
 	struct mroce_engine_cfg cfg = base_cfg();
 	struct mroce_peer_addr a = { .family = AF_INET };
-	struct mroce_qp_init_attr ia = { .max_send_wr = 256,
-					 .max_recv_wr = 256 };
-	struct side *d = &s->s[1];
-	int r;
 
 	mroce_engine_destroy(s->p.e[1]);
 	cfg.seed = seed;
@@ -2352,36 +2290,18 @@ static void restart_1(struct pair *s, uint64_t seed)
 	a.local[3] = 2;
 	s->p.peer[1][0] = mroce_peer_add(s->p.e[1], &a);
 	ck_assert_int_ge(s->p.peer[1][0], 0);
-	d->nwc = 0;
-	d->cq = mroce_create_cq(s->p.e[1], 1024);
-	ck_assert_int_ge(d->cq, 0);
-	ia.send_cq = ia.recv_cq = d->cq;
-	r = mroce_create_qp(s->p.e[1], &ia);
-	ck_assert_int_gt(r, 0);
-	d->qpn = (uint32_t)r;
-	ck_assert_int_eq(mroce_reg_mr(s->p.e[1], d->buf, s->len, ACC_ALL,
-				      &d->mr),
-			 0);
+	s->s[1].nwc = 0;
+	side_open(s, 1);
 }
 
 /* A new QP on engine 0 for the restarted engine 1, both connected. */
 static uint32_t reconnect_0(struct pair *s)
 {
-	struct mroce_qp_init_attr ia = { .max_send_wr = 256,
-					 .max_recv_wr = 256 };
 	uint32_t old = s->s[0].qpn;
-	int r;
 
-	ia.send_cq = ia.recv_cq = s->s[0].cq;
-	r = mroce_create_qp(s->p.e[0], &ia);
-	ck_assert_int_gt(r, 0);
-	s->s[0].qpn = (uint32_t)r;
-	ck_assert_int_eq(qp_connect(s->p.e[1], s->s[1].qpn, s->p.peer[1][0],
-				    s->s[0].qpn, s->p.now),
-			 0);
-	ck_assert_int_eq(qp_connect(s->p.e[0], s->s[0].qpn, s->p.peer[0][1],
-				    s->s[1].qpn, s->p.now),
-			 0);
+	s->s[0].qpn = new_qp(s, 0);
+	connect_side(s, 1);
+	connect_side(s, 0);
 	return old;
 }
 
@@ -2434,9 +2354,7 @@ static uint64_t survivor_fail_ns(bool no_conn)
 	uint64_t t0, dt;
 
 	pair_setup(&s, 65536);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 4096, 0), 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	write_ok(&s, 1, 4096, 0, 1);
 	restart_1(&s, 99);
 	if (!no_conn)
 		s.p.filter = drop_naks_from_1;
@@ -2488,8 +2406,7 @@ START_TEST(no_conn__forged_nak_ignored)
 	int len;
 
 	pair_setup(&s, 65536);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 4096, 0), 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	write_ok(&s, 1, 4096, 0, 1);
 	ev_drain(s.p.e[0], &l0);
 	conn_id_0(&l0, &peer_id);
 	m.peer = s.p.peer[0][1];
@@ -2509,9 +2426,7 @@ START_TEST(no_conn__forged_nak_ignored)
 					 s.p.now),
 			 -ENOENT);
 	ck_assert_int_eq(qp_state(&s, 0), MROCE_QPS_RTS);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 4096, 0), 0);
-	ck_assert(run_until_wcs(&s, 2, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[1].status, MROCE_WC_SUCCESS);
+	write_ok(&s, 2, 4096, 0, 2);
 	pair_fini(&s);
 }
 END_TEST
@@ -2526,9 +2441,7 @@ START_TEST(restart__peer_restarted_gets_new_connection)
 	struct mroce_qp_attr a;
 
 	pair_setup(&s, 65536);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 4096, 0), 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[0].status, MROCE_WC_SUCCESS);
+	write_ok(&s, 1, 4096, 0, 1);
 	ev_drain(s.p.e[0], &l0);
 	old_id = conn_id_0(&l0, &old_peer_id);
 	l0.n = 0;
@@ -2661,10 +2574,8 @@ START_TEST(restart__replayed_confirm_never_tears_down)
 	uint32_t id, pid, id2, pid2;
 
 	pair_setup(&s, 65536);
-	s.p.filter = capture_confirm_1;
-	s.p.ctx = &cap;
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 4096, 0), 0);
-	ck_assert(run_until_wcs(&s, 1, 0, 1000000000ull));
+	set_filter(&s, capture_confirm_1, &cap);
+	write_ok(&s, 1, 4096, 0, 1);
 	s.p.filter = NULL;
 	ck_assert_uint_gt(cap.len, 0);
 	ev_drain(s.p.e[0], &l0);
@@ -2672,9 +2583,7 @@ START_TEST(restart__replayed_confirm_never_tears_down)
 	l0.n = 0;
 	/* same incarnation: re-ACCEPT, connection kept */
 	ck_assert_int_eq(replay_to_0(&s, &cap), 0);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 8192, 0), 0);
-	ck_assert(run_until_wcs(&s, 2, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[1].status, MROCE_WC_SUCCESS);
+	write_ok(&s, 2, 8192, 0, 2);
 	ev_drain(s.p.e[0], &l0);
 	ck_assert_int_eq(l0.n, 0);
 	ck_assert_uint_eq(stats(&s, 0).handshakes, 1);
@@ -2691,10 +2600,7 @@ START_TEST(restart__replayed_confirm_never_tears_down)
 	ck_assert_uint_ne(pid2, pid);
 	l0.n = 0;
 	ck_assert_int_eq(replay_to_0(&s, &cap), -ESTALE);
-	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 3, 0, 8192, 100),
-			 0);
-	ck_assert(run_until_wcs(&s, 3, 0, 1000000000ull));
-	ck_assert_int_eq(s.s[0].wc[2].status, MROCE_WC_SUCCESS);
+	write_ok(&s, 3, 8192, 100, 3);
 	ck_assert(!memcmp(s.s[1].buf + 100, s.s[0].buf, 8192));
 	ev_drain(s.p.e[0], &l0);
 	ck_assert_int_eq(l0.n, 0);

@@ -102,6 +102,39 @@ struct wcfg {
 	uint32_t access;	/* remote access of the QPs */
 };
 
+/* QP i of side d, in RESET, through INIT (remote access as given) to
+ * RTR towards QP i of the other side, expecting PSN rq_psn. */
+static void qp_to_rtr(struct world *w, int d, int i, uint32_t access,
+		      uint32_t rq_psn)
+{
+	struct side *s = &w->s[d];
+	struct mroce_qp_attr at = { .state = MROCE_QPS_INIT,
+				    .access = access };
+
+	ck_assert_int_eq(mroce_modify_qp(s->e, s->qpn[i], &at,
+					 MROCE_QP_STATE | MROCE_QP_ACCESS_FLAGS,
+					 w->now),
+			 0);
+	at.state = MROCE_QPS_RTR;
+	at.peer = s->peer;
+	at.dest_qpn = w->s[1 - d].qpn[i];
+	at.rq_psn = rq_psn;
+	ck_assert_int_eq(mroce_modify_qp(s->e, s->qpn[i], &at,
+					 MROCE_QP_STATE | MROCE_QP_DEST |
+						 MROCE_QP_RQ_PSN,
+					 w->now),
+			 0);
+}
+
+/* ... and on to RTS, sending from PSN sq_psn: the engine's answer. */
+static int qp_to_rts(struct world *w, int d, int i, uint32_t sq_psn)
+{
+	struct mroce_qp_attr at = { .state = MROCE_QPS_RTS, .sq_psn = sq_psn };
+
+	return mroce_modify_qp(w->s[d].e, w->s[d].qpn[i], &at,
+			       MROCE_QP_STATE | MROCE_QP_SQ_PSN, w->now);
+}
+
 static void world_init(struct world *w, const struct wcfg *c)
 {
 	memset(w, 0, sizeof(*w));
@@ -148,37 +181,15 @@ static void world_init(struct world *w, const struct wcfg *c)
 		}
 	}
 	for (int d = 0; d < 2; d++) {
-		struct side *s = &w->s[d];
-
 		for (int i = 0; i < w->nqp; i++) {
-			struct mroce_qp_attr at = {
-				.state = MROCE_QPS_INIT,
-				.access = c->access ? c->access :
-						      MROCE_ACCESS_REMOTE_WRITE |
-							      MROCE_ACCESS_REMOTE_READ,
-			};
-
-			ck_assert_int_eq(mroce_modify_qp(s->e, s->qpn[i], &at,
-							 MROCE_QP_STATE |
-								 MROCE_QP_ACCESS_FLAGS,
-							 0),
-					 0);
-			at.state = MROCE_QPS_RTR;
-			at.peer = s->peer;
-			at.dest_qpn = w->s[1 - d].qpn[i];
-			at.rq_psn = (c->psn[1 - d] + 1000u * i) & 0xffffff;
-			ck_assert_int_eq(mroce_modify_qp(s->e, s->qpn[i], &at,
-							 MROCE_QP_STATE |
-								 MROCE_QP_DEST |
-								 MROCE_QP_RQ_PSN,
-							 0),
-					 0);
-			at.state = MROCE_QPS_RTS;
-			at.sq_psn = (c->psn[d] + 1000u * i) & 0xffffff;
-			ck_assert_int_eq(mroce_modify_qp(s->e, s->qpn[i], &at,
-							 MROCE_QP_STATE |
-								 MROCE_QP_SQ_PSN,
-							 0),
+			qp_to_rtr(w, d, i,
+				  c->access ? c->access :
+					      MROCE_ACCESS_REMOTE_WRITE |
+						      MROCE_ACCESS_REMOTE_READ,
+				  (c->psn[1 - d] + 1000u * i) & 0xffffff);
+			ck_assert_int_eq(qp_to_rts(w, d, i,
+						   (c->psn[d] + 1000u * i) &
+							   0xffffff),
 					 0);
 		}
 	}
@@ -397,11 +408,32 @@ static void collect(struct world *w)
 	}
 }
 
+/* Runs until both engines are idle; their completions collected. */
+static void settle(struct world *w)
+{
+	pump(w, UINT64_MAX);
+	collect(w);
+}
+
 static void wc_reset(struct world *w)
 {
 	w->s[0].nwc = 0;
 	w->s[1].nwc = 0;
 }
+
+/* Filter f with parameters param[0..n-1] (nparam = n). */
+static void set_filter(struct world *w, filter_fn f, const uint64_t *param,
+		       int n)
+{
+	w->filter = f;
+	memcpy(w->param, param, (size_t)n * sizeof(*param));
+	w->nparam = n;
+}
+
+#define FILTER(w, f, ...)                                                   \
+	set_filter(w, f, (const uint64_t[]){ __VA_ARGS__ },                 \
+		   (int)(sizeof((const uint64_t[]){ __VA_ARGS__ }) /        \
+			 sizeof(uint64_t)))
 
 /* ------------------------------------------------------------------ */
 /* Work requests                                                        */
@@ -475,8 +507,7 @@ static void xfer_check(struct world *w, int d, enum mroce_wr_opcode op,
 	else
 		ck_assert_int_eq(post(w, d, 0, seed, op, 0, len, DST_OFF, imm),
 				 0);
-	pump(w, UINT64_MAX);
-	collect(w);
+	settle(w);
 
 	ck_assert_int_eq(rq->nwc, 1);
 	ck_assert_uint_eq(rq->wc[0].wr_id, seed);
@@ -634,8 +665,7 @@ START_TEST(rv2_mixed__pipelined_in_order)
 					      DST_OFF + off, i),
 					 0);
 	}
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, n);
 	for (int i = 0; i < n; i++) {
 		uint32_t off = (uint32_t)i * 65536;
@@ -696,8 +726,7 @@ START_TEST(rv2_flags__solicited_and_ackreq)
 	wr.rkey = w.s[1].mr.rkey;
 	wr.sge.length = 10;
 	ck_assert_int_eq(mroce_post_send(w.s[0].e, w.s[0].qpn[0], &wr, 0), 0);
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, 2);
 	ck_assert_uint_eq(w.param[0], 1);
 	ck_assert_uint_eq(w.param[2], ROCEV2_OP_SEND_LAST);
@@ -736,8 +765,7 @@ static void sends_check(struct world *w, int nmsg, uint32_t len)
 		ck_assert_int_eq(post(w, 0, 0, i, MROCE_WR_SEND,
 				      (uint32_t)i * len, len, 0, 0),
 				 0);
-	pump(w, UINT64_MAX);
-	collect(w);
+	settle(w);
 	ck_assert_int_eq(w->s[0].nwc, nmsg);
 	ck_assert_int_eq(w->s[1].nwc, nmsg);
 	for (int i = 0; i < nmsg; i++) {
@@ -757,10 +785,7 @@ START_TEST(rv2_loss__single_drop_nak_go_back_n)
 	struct mroce_engine_stats a, b;
 
 	world_init(&w, &c);
-	w.filter = f_drop_idx;
-	w.param[0] = 0;
-	w.param[1] = 70;	/* 7th packet of the 2nd message */
-	w.nparam = 2;
+	FILTER(&w, f_drop_idx, 0, 70);	/* 7th packet of the 2nd message */
 	sends_check(&w, 4, 64 * 1024);
 	a = stats(&w, 0);
 	b = stats(&w, 1);
@@ -784,10 +809,7 @@ START_TEST(rv2_loss__last_packet_lost_recovers_by_timeout)
 	struct wcfg c = { .mtu = 1024, .psn = { 10, 20 } };
 
 	world_init(&w, &c);
-	w.filter = f_drop_idx;
-	w.param[0] = 0;
-	w.param[1] = 3;		/* last of a 4-packet message */
-	w.nparam = 2;
+	FILTER(&w, f_drop_idx, 0, 3);	/* last of a 4-packet message */
 	sends_check(&w, 1, 4000);
 	ck_assert_uint_eq(stats(&w, 0).rto_fires, 1);
 	ck_assert_uint_eq(stats(&w, 1).tx_naks, 0);
@@ -816,11 +838,8 @@ START_TEST(rv2_timeout__backoff_doubles_then_resets_on_progress)
 	uint64_t t1;
 
 	world_init(&w, &c);
-	w.filter = f_drop_psn_times;
-	w.param[0] = 10;	/* message 1 (one packet), twice */
-	w.param[1] = 2;
-	w.param[2] = 14;	/* last packet of message 2, once */
-	w.param[3] = 1;
+	/* message 1 (one packet) twice, the last packet of message 2 once */
+	FILTER(&w, f_drop_psn_times, 10, 2, 14, 1);
 	xfer_check(&w, 0, MROCE_WR_SEND, 1000, 1);
 	/* timeouts at 200 us and 200 + 400 us */
 	ck_assert_uint_eq(stats(&w, 0).rto_fires, 2);
@@ -842,12 +861,7 @@ START_TEST(rv2_loss__lost_acks_reacked_duplicates)
 	struct wcfg c = { .mtu = 1024, .psn = { 10, 20 } };
 
 	world_init(&w, &c);
-	w.filter = f_drop_idx;
-	w.param[0] = 1;		/* responder's first three ACKs */
-	w.param[1] = 0;
-	w.param[2] = 1;
-	w.param[3] = 2;
-	w.nparam = 4;
+	FILTER(&w, f_drop_idx, 1, 0, 1, 2);	/* responder's first 3 ACKs */
 	sends_check(&w, 3, 2048);
 	ck_assert_uint_eq(w.dropped[1], 3);
 	ck_assert_uint_ge(stats(&w, 0).rto_fires, 1);
@@ -875,13 +889,7 @@ START_TEST(rv2_reorder__go_back_n_still_correct)
 	struct wcfg c = { .mtu = 1024, .psn = { 0x500, 0x900 } };
 
 	world_init(&w, &c);
-	w.filter = f_hold_idx;
-	w.param[0] = 0;
-	w.param[1] = 5;
-	w.param[2] = 40;
-	w.param[3] = 77;
-	w.param[4] = 78;
-	w.nparam = 5;
+	FILTER(&w, f_hold_idx, 0, 5, 40, 77, 78);
 	sends_check(&w, 5, 30000);
 	ck_assert_uint_ge(stats(&w, 1).rx_ooo, 2);
 	ck_assert_uint_ge(stats(&w, 1).tx_naks, 1);
@@ -897,12 +905,7 @@ START_TEST(rv2_reorder__responses_and_acks)
 	struct wcfg c = { .mtu = 1024, .psn = { 0x500, 0x900 } };
 
 	world_init(&w, &c);
-	w.filter = f_hold_idx;
-	w.param[0] = 1;
-	w.param[1] = 2;
-	w.param[2] = 9;
-	w.param[3] = 30;
-	w.nparam = 4;
+	FILTER(&w, f_hold_idx, 1, 2, 9, 30);
 	xfer_check(&w, 0, MROCE_WR_RDMA_READ, 40000, 3);
 	xfer_check(&w, 0, MROCE_WR_RDMA_WRITE, 40000, 4);
 	ck_assert_uint_ge(stats(&w, 0).rx_ooo + stats(&w, 0).rx_dup, 1);
@@ -975,8 +978,7 @@ START_TEST(rv2_loss__random_2pct_all_ops_byte_exact)
 	struct wcfg c = { .mtu = 1024, .psn = { 0xfff000, 0x10 } };
 
 	world_init(&w, &c);
-	w.filter = f_random;
-	w.param[0] = 20;
+	FILTER(&w, f_random, 20);
 	for (int op = MROCE_WR_SEND; op <= MROCE_WR_RDMA_READ; op++) {
 		xfer_check(&w, 0, op, 1u << 20, (uint64_t)op + 1);
 		xfer_check(&w, 1, op, 100000, (uint64_t)op + 21);
@@ -1005,8 +1007,7 @@ START_TEST(rv2_psn__wraps_at_2_24)
 	struct wcfg c = { .mtu = 1024, .psn = { 0xffffc0, 0xfffffe } };
 
 	world_init(&w, &c);
-	w.filter = f_drop_psn;
-	w.param[0] = 2;		/* just past the wrap */
+	FILTER(&w, f_drop_psn, 2);	/* just past the wrap */
 	xfer_check(&w, 0, MROCE_WR_SEND, 200 * 1024, 1);
 	ck_assert(w.saw_psn[0][0] && w.saw_psn[0][1]);
 	ck_assert_uint_eq(w.dropped[0], 1);
@@ -1036,8 +1037,7 @@ START_TEST(rv2_window__inflight_bounded)
 
 	world_init(&w, &c);
 	w.check_inflight = true;
-	w.filter = f_drop_first_acks;
-	w.param[0] = 40;
+	FILTER(&w, f_drop_first_acks, 40);
 	xfer_check(&w, 0, MROCE_WR_RDMA_WRITE, 6u << 20, 1);
 	/* the window filled exactly, and never overflowed */
 	ck_assert_uint_eq(w.max_inflight, 1024);
@@ -1074,8 +1074,7 @@ START_TEST(rv2_sport__fixed_per_qp)
 				      0, 0),
 				 0);
 	}
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, MAX_QP);		/* SENDs */
 	ck_assert_int_eq(w.s[1].nwc, 2 * MAX_QP);	/* recvs + READs */
 	for (int i = 0; i < w.s[1].nwc; i++)
@@ -1149,8 +1148,7 @@ static void access_error(enum mroce_wr_opcode op, enum bad_kind k)
 	ck_assert_int_eq(post(&w, 0, 0, 2, MROCE_WR_SEND, 0, 10, 0, 0), 0);
 	ck_assert_int_eq(post(&w, 0, 0, 3, MROCE_WR_RDMA_WRITE, 0, 10, 0, 0),
 			 0);
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, 3);
 	ck_assert_uint_eq(w.s[0].wc[0].wr_id, 1);
 	ck_assert_msg(w.s[0].wc[0].status == MROCE_WC_REM_ACCESS_ERR,
@@ -1207,8 +1205,7 @@ START_TEST(rv2_send__longer_than_receive_rem_inv_req)
 	world_init(&w, &c);
 	post_recv(&w, 1, 0, 77, DST_OFF, 3000);
 	ck_assert_int_eq(post(&w, 0, 0, 1, MROCE_WR_SEND, 0, 3001, 0, 0), 0);
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, 1);
 	ck_assert_int_eq(w.s[0].wc[0].status, MROCE_WC_REM_INV_REQ_ERR);
 	ck_assert_int_eq(w.s[1].nwc, 1);
@@ -1249,8 +1246,7 @@ START_TEST(rv2_rnr__retry_after_timer)
 	check_mem(w.s[1].mem + DST_OFF, w.s[0].mem, 5000);
 	ck_assert_uint_ge(w.now, t0 + 640000);
 	post_recv(&w, 1, 0, 11, 0, 0);
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, 2);
 	ck_assert_int_eq(w.s[0].wc[1].status, MROCE_WC_SUCCESS);
 	ck_assert_int_eq(w.s[1].nwc, 2);
@@ -1271,8 +1267,7 @@ START_TEST(rv2_rnr__retry_exhausted)
 	world_init(&w, &c);
 	ck_assert_int_eq(post(&w, 0, 0, 1, MROCE_WR_SEND, 0, 100, 0, 0), 0);
 	ck_assert_int_eq(post(&w, 0, 0, 2, MROCE_WR_SEND, 0, 100, 0, 0), 0);
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, 2);
 	ck_assert_int_eq(w.s[0].wc[0].status, MROCE_WC_RNR_RETRY_EXC_ERR);
 	ck_assert_int_eq(w.s[0].wc[1].status, MROCE_WC_WR_FLUSH_ERR);
@@ -1301,8 +1296,7 @@ START_TEST(rv2_timeout__all_dropped_retry_exc_err)
 	ck_assert_int_eq(post(&w, 0, 0, 2, MROCE_WR_RDMA_READ, DST_OFF, 100,
 			      0, 0),
 			 0);
-	pump(&w, UINT64_MAX);
-	collect(&w);
+	settle(&w);
 	ck_assert_int_eq(w.s[0].nwc, 2);
 	ck_assert_int_eq(w.s[0].wc[0].status, MROCE_WC_RETRY_EXC_ERR);
 	ck_assert_int_eq(w.s[0].wc[1].status, MROCE_WC_WR_FLUSH_ERR);
@@ -1417,8 +1411,7 @@ START_TEST(rv2_rx__survives_corrupted_headers)
 					      DST_OFF + i * 65536, i),
 					 0);
 		}
-		pump(&w, UINT64_MAX);
-		collect(&w);
+		settle(&w);
 		/* every send WR completed exactly once, in order */
 		ck_assert_int_eq(w.s[0].nwc, 8);
 		for (int i = 0; i < 8; i++)
@@ -1458,34 +1451,12 @@ START_TEST(rv2_qp__reset_and_reconnect)
 		ck_assert_int_eq(mroce_modify_qp(w.s[d].e, w.s[d].qpn[0], &at,
 						 MROCE_QP_STATE, w.now),
 				 0);
-		at.state = MROCE_QPS_INIT;
-		at.access = MROCE_ACCESS_REMOTE_READ | MROCE_ACCESS_REMOTE_WRITE;
-		ck_assert_int_eq(mroce_modify_qp(w.s[d].e, w.s[d].qpn[0], &at,
-						 MROCE_QP_STATE |
-							 MROCE_QP_ACCESS_FLAGS,
-						 w.now),
-				 0);
-		at.state = MROCE_QPS_RTR;
-		at.peer = w.s[d].peer;
-		at.dest_qpn = w.s[1 - d].qpn[0];
-		at.rq_psn = 0x777;
-		ck_assert_int_eq(mroce_modify_qp(w.s[d].e, w.s[d].qpn[0], &at,
-						 MROCE_QP_STATE | MROCE_QP_DEST |
-							 MROCE_QP_RQ_PSN,
-						 w.now),
-				 0);
-		at.state = MROCE_QPS_RTS;
-		at.sq_psn = 0x1000000;	/* not a 24-bit PSN */
-		ck_assert_int_eq(mroce_modify_qp(w.s[d].e, w.s[d].qpn[0], &at,
-						 MROCE_QP_STATE | MROCE_QP_SQ_PSN,
-						 w.now),
-				 -EINVAL);
-		at.sq_psn = 0x777;
-		ck_assert_int_eq(mroce_modify_qp(w.s[d].e, w.s[d].qpn[0], &at,
-						 MROCE_QP_STATE | MROCE_QP_SQ_PSN,
-						 w.now),
-				 0);
-		at.state = MROCE_QPS_RESET;
+		qp_to_rtr(&w, d, 0,
+			  MROCE_ACCESS_REMOTE_READ | MROCE_ACCESS_REMOTE_WRITE,
+			  0x777);
+		/* not a 24-bit PSN */
+		ck_assert_int_eq(qp_to_rts(&w, d, 0, 0x1000000), -EINVAL);
+		ck_assert_int_eq(qp_to_rts(&w, d, 0, 0x777), 0);
 	}
 	xfer_check(&w, 0, MROCE_WR_RDMA_READ, 3000, 2);
 	xfer_check(&w, 1, MROCE_WR_SEND, 3000, 3);
