@@ -95,14 +95,20 @@ static int wait_fd(struct mrv_device *dev, int fd, short events,
 	}
 }
 
-static int send_all(struct mrv_device *dev, int fd, const void *buf, size_t len,
-		    uint64_t deadline)
+/* Sends (dir POLLOUT) or receives (POLLIN) all len bytes of buf on the
+ * non-blocking stream socket fd by the deadline. */
+static int xfer_all(struct mrv_device *dev, int fd, short dir, void *buf,
+		    size_t len, uint64_t deadline)
 {
-	const uint8_t *p = buf;
+	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t r = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t r = dir == POLLOUT ? send(fd, p, len,
+						  MSG_NOSIGNAL | MSG_DONTWAIT)
+					   : recv(fd, p, len, MSG_DONTWAIT);
 
+		if (r == 0 && dir == POLLIN)
+			return -ECONNRESET; /* peer closed mid-exchange */
 		if (r < 0) {
 			int err;
 
@@ -110,7 +116,7 @@ static int send_all(struct mrv_device *dev, int fd, const void *buf, size_t len,
 				continue;
 			if (errno != EAGAIN)
 				return -errno;
-			err = wait_fd(dev, fd, POLLOUT, deadline);
+			err = wait_fd(dev, fd, dir, deadline);
 			if (err < 0)
 				return err;
 			continue;
@@ -121,32 +127,13 @@ static int send_all(struct mrv_device *dev, int fd, const void *buf, size_t len,
 	return 0;
 }
 
-static int recv_all(struct mrv_device *dev, int fd, void *buf, size_t len,
-		    uint64_t deadline)
+/* Sends len bytes of out, then receives as many into in (may be out). */
+static int trade(struct mrv_device *dev, int fd, void *out, void *in,
+		 size_t len, uint64_t deadline)
 {
-	uint8_t *p = buf;
+	int err = xfer_all(dev, fd, POLLOUT, out, len, deadline);
 
-	while (len) {
-		ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
-
-		if (r == 0)
-			return -ECONNRESET; /* peer closed mid-exchange */
-		if (r < 0) {
-			int err;
-
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
-			err = wait_fd(dev, fd, POLLIN, deadline);
-			if (err < 0)
-				return err;
-			continue;
-		}
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
+	return err ? err : xfer_all(dev, fd, POLLIN, in, len, deadline);
 }
 
 static int exchange(struct mrv_qp *qp, int fd, const struct mrv_conn_param *lp,
@@ -172,9 +159,7 @@ static int exchange(struct mrv_qp *qp, int fd, const struct mrv_conn_param *lp,
 	put64(m + 32, lp ? lp->buf_addr : 0);
 	put32(m + 40, lp ? lp->buf_rkey : 0);
 	put64(m + 48, lp ? lp->buf_len : 0);
-	err = send_all(NULL, fd, m, sizeof(m), deadline);
-	if (!err)
-		err = recv_all(NULL, fd, r, sizeof(r), deadline);
+	err = trade(NULL, fd, m, r, sizeof(m), deadline);
 	if (err < 0)
 		return err;
 	if (memcmp(r, "MRV0", 4) || r[4] != RDV_VERSION || r[5] != m[5] ||
@@ -207,9 +192,7 @@ static int exchange(struct mrv_qp *qp, int fd, const struct mrv_conn_param *lp,
 	err = mrv_modify_qp(qp, &a, MRV_QP_STATE | MRV_QP_DEST | MRV_QP_RQ_PSN);
 	if (err < 0)
 		return err;
-	err = send_all(dev, fd, &ack, 1, deadline);
-	if (!err)
-		err = recv_all(dev, fd, &ack, 1, deadline);
+	err = trade(dev, fd, &ack, &ack, 1, deadline);
 	if (err < 0)
 		return err;
 	if (ack != 'R')
@@ -241,6 +224,25 @@ static void tcp_opts(int fd)
 	int one = 1;
 
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* The exchange on the connected socket fd; then fd is the caller's, as an
+ * ordinary blocking socket, in remote->sock. Closes fd on failure. */
+static int exchange_on(struct mrv_qp *qp, int fd,
+		       const struct mrv_conn_param *local,
+		       struct mrv_conn_info *remote, uint64_t deadline)
+{
+	int err;
+
+	tcp_opts(fd);
+	err = exchange(qp, fd, local, remote, deadline);
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	remote->sock = fd;
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return 0;
 }
 
 int mrv_connect(struct mrv_qp *qp, const char *host, uint16_t port,
@@ -295,16 +297,7 @@ int mrv_connect(struct mrv_qp *qp, const char *host, uint16_t port,
 	freeaddrinfo(ai);
 	if (fd < 0)
 		return err;
-	tcp_opts(fd);
-	err = exchange(qp, fd, local, remote, deadline);
-	if (err < 0) {
-		close(fd);
-		return err;
-	}
-	remote->sock = fd;
-	/* Hand the caller an ordinary blocking socket. */
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return 0;
+	return exchange_on(qp, fd, local, remote, deadline);
 }
 
 int mrv_listen(struct mrv_device *dev, const char *host, uint16_t port,
@@ -392,14 +385,5 @@ int mrv_accept(struct mrv_listener *l, struct mrv_qp *qp,
 		if (err < 0)
 			return err;
 	}
-	tcp_opts(fd);
-	err = exchange(qp, fd, local, remote, deadline);
-	if (err < 0) {
-		close(fd);
-		return err;
-	}
-	remote->sock = fd;
-	/* Hand the caller an ordinary blocking socket. */
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return 0;
+	return exchange_on(qp, fd, local, remote, deadline);
 }

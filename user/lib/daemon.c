@@ -446,6 +446,27 @@ static int rpc(struct mrd_dev *d, uint16_t op, struct mrd_req *q,
 	return r->err;
 }
 
+/* Asks the daemon to destroy the object q names. A daemon that is gone
+ * took its objects with it: then the caller frees its own state all the
+ * same, and this returns 0. */
+static int rpc_destroy(struct mrd_dev *d, uint16_t op, struct mrd_req *q)
+{
+	struct mrd_rep r;
+	int err = rpc(d, op, q, &r, -1, NULL, 0);
+
+	return err < 0 && !d->dead ? err : 0;
+}
+
+/* Takes x off the singly linked list that starts at head (via ->next). */
+#define LIST_UNLINK(head, x)                                                   \
+	do {                                                                   \
+		for (__typeof__(x) *pp_ = &(head); *pp_; pp_ = &(*pp_)->next)  \
+			if (*pp_ == (x)) {                                     \
+				*pp_ = (x)->next;                              \
+				break;                                         \
+			}                                                      \
+	} while (0)
+
 static struct mrd_dev *ddev(const struct mrv_device *dev)
 {
 	return dev->daemon;
@@ -636,22 +657,19 @@ int mrd_dealloc_pd(struct mrv_pd *pd)
 {
 	struct mrd_dev *d = ddev(pd->dev);
 	struct mrd_req q = {0};
-	struct mrd_rep r;
 	int err;
 
 	if (pd->nmrs || pd->nqps)
 		return -EBUSY;
 	q.u.pd.pd = dpd(pd)->handle;
-	err = rpc(d, MRD_OP_DEALLOC_PD, &q, &r, -1, NULL, 0);
-	if (err < 0 && !d->dead)
+	err = rpc_destroy(d, MRD_OP_DEALLOC_PD, &q);
+	if (err < 0)
 		return err;
 	pd->dev->npds--;
 	free(pd);
 	return 0;
 }
 
-/* A memfd of `size` bytes sealed against shrinking (the daemon refuses
- * anything else: a shrunk file would fault its mapping). */
 /* A memfd of `size` bytes sealed against resizing (so that the daemon,
  * which maps it too, can never be made to fault by a truncate), mapped
  * here. Returns the fd and sets *map, or -errno. */
@@ -729,58 +747,69 @@ static int reg_fd(struct mrv_pd *pd, int fd, void *iova, size_t len,
 	return 0;
 }
 
+/* A new sealed memfd of len bytes (rounded up to pages), mapped here at
+ * *map and registered as an MR at iova (NULL: at *map, the whole memfd).
+ * Returns the fd, or -errno with nothing left behind. */
+static int reg_new_memfd(struct mrv_pd *pd, void *iova, size_t len,
+			 uint32_t access, const char *name, struct mrv_mr **out,
+			 struct mrd_mr **dmr, void **map)
+{
+	size_t size = page_up(len);
+	int fd, err;
+
+	fd = sealed_memfd(size, name, map);
+	if (fd < 0)
+		return fd;
+	err = reg_fd(pd, fd, iova ? iova : *map, iova ? len : size, access, out,
+		     dmr);
+	if (err < 0) {
+		munmap(*map, size);
+		close(fd);
+		return err;
+	}
+	(*dmr)->map_len = size;
+	return fd;
+}
+
+static bool access_valid(uint32_t access)
+{
+	return !(access &
+		 ~(uint32_t)(MRV_ACCESS_LOCAL_WRITE | MRV_ACCESS_REMOTE_WRITE |
+			     MRV_ACCESS_REMOTE_READ));
+}
+
 int mrd_reg_mr(struct mrv_pd *pd, void *addr, size_t len, uint32_t access,
 	       struct mrv_mr **out)
 {
-	size_t size = page_up(len);
 	struct mrd_mr *m;
 	void *p;
-	int fd, err;
+	int fd;
 
-	if (access &
-	    ~(uint32_t)(MRV_ACCESS_LOCAL_WRITE | MRV_ACCESS_REMOTE_WRITE |
-			MRV_ACCESS_REMOTE_READ))
+	if (!access_valid(access))
 		return -EINVAL;
 	/* Remote access to memory the daemon cannot map: see the top. */
 	if (access & (MRV_ACCESS_REMOTE_WRITE | MRV_ACCESS_REMOTE_READ))
 		return -ENOTSUP;
-	fd = sealed_memfd(size, "mroce-bounce", &p);
+	fd = reg_new_memfd(pd, addr, len, access, "mroce-bounce", out, &m, &p);
 	if (fd < 0)
 		return fd;
-	err = reg_fd(pd, fd, addr, len, access, out, &m);
-	if (err < 0) {
-		munmap(p, size);
-		close(fd);
-		return err;
-	}
 	m->bounce = p;
 	m->bounce_fd = fd;
-	m->map_len = size;
 	return 0;
 }
 
 int mrd_alloc_mr(struct mrv_pd *pd, size_t len, uint32_t access,
 		 struct mrv_mr **out)
 {
-	size_t size = page_up(len);
 	struct mrd_mr *m;
 	void *p;
-	int fd, err;
+	int fd;
 
-	if (access &
-	    ~(uint32_t)(MRV_ACCESS_LOCAL_WRITE | MRV_ACCESS_REMOTE_WRITE |
-			MRV_ACCESS_REMOTE_READ))
+	if (!access_valid(access))
 		return -EINVAL;
-	fd = sealed_memfd(size, "mroce-mr", &p);
+	fd = reg_new_memfd(pd, NULL, len, access, "mroce-mr", out, &m, &p);
 	if (fd < 0)
 		return fd;
-	err = reg_fd(pd, fd, p, size, access, out, &m);
-	if (err < 0) {
-		munmap(p, size);
-		close(fd);
-		return err;
-	}
-	m->map_len = size;
 	(*out)->fd = fd;
 	return 0;
 }
@@ -790,18 +819,13 @@ int mrd_dereg_mr(struct mrv_mr *mr)
 	struct mrd_dev *d = ddev(mr->pd->dev);
 	struct mrd_mr *m = mr->priv;
 	struct mrd_req q = {0};
-	struct mrd_rep r;
 	int err;
 
 	q.u.dereg_mr.lkey = mr->lkey;
-	err = rpc(d, MRD_OP_DEREG_MR, &q, &r, -1, NULL, 0);
-	if (err < 0 && !d->dead)
+	err = rpc_destroy(d, MRD_OP_DEREG_MR, &q);
+	if (err < 0)
 		return err;
-	for (struct mrd_mr **pp = &d->mrs; *pp; pp = &(*pp)->next)
-		if (*pp == m) {
-			*pp = m->next;
-			break;
-		}
+	LIST_UNLINK(d->mrs, m);
 	if (m->bounce) {
 		munmap(m->bounce, m->map_len);
 		close(m->bounce_fd);
@@ -867,20 +891,15 @@ int mrd_destroy_cq(struct mrv_cq *cq)
 	struct mrd_dev *d = ddev(cq->dev);
 	struct mrd_cq *c = dcq(cq);
 	struct mrd_req q = {0};
-	struct mrd_rep r;
 	int err;
 
 	if (cq->nqps)
 		return -EBUSY;
 	q.u.cq.cq = (uint32_t)cq->id;
-	err = rpc(d, MRD_OP_DESTROY_CQ, &q, &r, -1, NULL, 0);
-	if (err < 0 && !d->dead)
+	err = rpc_destroy(d, MRD_OP_DESTROY_CQ, &q);
+	if (err < 0)
 		return err;
-	for (struct mrd_cq **pp = &d->cqs; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
+	LIST_UNLINK(d->cqs, c);
 	cq->dev->ncqs--;
 	free(c->local);
 	free(c);
@@ -1072,18 +1091,13 @@ int mrd_destroy_qp(struct mrv_qp *qp)
 	struct mrd_dev *d = ddev(qp->pd->dev);
 	struct mrd_qp *x = dqp(qp);
 	struct mrd_req q = {0};
-	struct mrd_rep r;
 	int err;
 
 	q.u.qp.qpn = qp->qpn;
-	err = rpc(d, MRD_OP_DESTROY_QP, &q, &r, -1, NULL, 0);
-	if (err < 0 && !d->dead)
+	err = rpc_destroy(d, MRD_OP_DESTROY_QP, &q);
+	if (err < 0)
 		return err;
-	for (struct mrd_qp **pp = &d->qps; *pp; pp = &(*pp)->next)
-		if (*pp == x) {
-			*pp = x->next;
-			break;
-		}
+	LIST_UNLINK(d->qps, x);
 	if (d->last_qp == x)
 		d->last_qp = NULL;
 	qp->pd->nqps--;

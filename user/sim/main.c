@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,6 +592,44 @@ static void print_series(struct mroce_sim *s, bool json)
 		       (double)bins[i] * 8 / (double)bin_ns);
 }
 
+/* Where a uint64_t member of the result is (anything else: no build). */
+#define RESULT_U64(key, field)                                              \
+	{ key, offsetof(struct mroce_sim_result, field) +                   \
+		       0 * sizeof(char[__builtin_types_compatible_p(        \
+				       __typeof__(((struct mroce_sim_result \
+							    *)0)->field),   \
+				       uint64_t) ? 1 : -1]) }
+
+/* The counters of a result, in the order and under the names --json
+ * prints them (between fct_max_us and path_share). */
+static const struct {
+	const char *name;
+	size_t off;
+} json_counters[] = {
+	RESULT_U64("completed_bytes", completed_bytes),
+	RESULT_U64("target_bytes", target_bytes),
+	RESULT_U64("messages", msgs),
+	RESULT_U64("retransmits", retransmits),
+	RESULT_U64("rto_fires", rto_fires),
+	RESULT_U64("path_rerolls", path_rerolls),
+	RESULT_U64("error_completions", error_wcs),
+	RESULT_U64("tx_pkts", tx_pkts),
+	RESULT_U64("rx_pkts", rx_pkts),
+	RESULT_U64("tx_data_pkts", tx_data_pkts),
+	RESULT_U64("rx_dup", rx_dup),
+	RESULT_U64("rx_ooo", rx_ooo),
+	RESULT_U64("ce_seen", ce_marks_rx),
+	RESULT_U64("timer_spins", timer_spins),
+	RESULT_U64("net_pkts", net_pkts),
+	RESULT_U64("drops_tail", drops_tail),
+	RESULT_U64("drops_loss", drops_loss),
+	RESULT_U64("drops_blackhole", drops_blackhole),
+	RESULT_U64("dups", dups),
+	RESULT_U64("corrupts", corrupts),
+	RESULT_U64("icrc_drops", icrc_drops),
+	RESULT_U64("ce_marked", ce_marked),
+};
+
 static void print_json(const struct args *a, const struct mroce_sim_result *r,
 		       double wall)
 {
@@ -609,37 +648,16 @@ static void print_json(const struct args *a, const struct mroce_sim_result *r,
 	       mroce_sim_verdict_str(r->verdict), r->why,
 	       integrity ? "true" : "false");
 	printf("\"goodput_gbps\":%.3f,\"capacity_gbps\":%.3f,"
-	       "\"fct_p50_us\":%.2f,\"fct_p99_us\":%.2f,\"fct_max_us\":%.2f,"
-	       "\"completed_bytes\":%llu,\"target_bytes\":%llu,"
-	       "\"messages\":%llu,",
+	       "\"fct_p50_us\":%.2f,\"fct_p99_us\":%.2f,\"fct_max_us\":%.2f,",
 	       r->goodput_gbps, r->capacity_gbps, r->fct_p50_us, r->fct_p99_us,
-	       r->fct_max_us, (unsigned long long)r->completed_bytes,
-	       (unsigned long long)r->target_bytes,
-	       (unsigned long long)r->msgs);
-	printf("\"retransmits\":%llu,\"rto_fires\":%llu,"
-	       "\"path_rerolls\":%llu,\"error_completions\":%llu,"
-	       "\"tx_pkts\":%llu,\"rx_pkts\":%llu,\"tx_data_pkts\":%llu,"
-	       "\"rx_dup\":%llu,\"rx_ooo\":%llu,\"ce_seen\":%llu,"
-	       "\"timer_spins\":%llu,",
-	       (unsigned long long)r->retransmits,
-	       (unsigned long long)r->rto_fires,
-	       (unsigned long long)r->path_rerolls,
-	       (unsigned long long)r->error_wcs,
-	       (unsigned long long)r->tx_pkts, (unsigned long long)r->rx_pkts,
-	       (unsigned long long)r->tx_data_pkts,
-	       (unsigned long long)r->rx_dup, (unsigned long long)r->rx_ooo,
-	       (unsigned long long)r->ce_marks_rx,
-	       (unsigned long long)r->timer_spins);
-	printf("\"net_pkts\":%llu,\"drops_tail\":%llu,\"drops_loss\":%llu,"
-	       "\"drops_blackhole\":%llu,\"dups\":%llu,\"corrupts\":%llu,"
-	       "\"icrc_drops\":%llu,\"ce_marked\":%llu,",
-	       (unsigned long long)r->net_pkts,
-	       (unsigned long long)r->drops_tail,
-	       (unsigned long long)r->drops_loss,
-	       (unsigned long long)r->drops_blackhole,
-	       (unsigned long long)r->dups, (unsigned long long)r->corrupts,
-	       (unsigned long long)r->icrc_drops,
-	       (unsigned long long)r->ce_marked);
+	       r->fct_max_us);
+	for (size_t i = 0; i < sizeof(json_counters) / sizeof(json_counters[0]);
+	     i++) {
+		const char *p = (const char *)r + json_counters[i].off;
+
+		printf("\"%s\":%llu,", json_counters[i].name,
+		       (unsigned long long)*(const uint64_t *)p);
+	}
 	printf("\"path_share\":[");
 	for (uint32_t i = 0; i < r->npaths; i++)
 		printf("%s%.4f", i ? "," : "", r->path_share[i]);
