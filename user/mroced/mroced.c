@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1487,6 +1488,13 @@ static int run(void)
 			 * signals only now and then (a system call per round
 			 * costs more than the round, and between two packets
 			 * of a bulk transfer there are many idle rounds). */
+			/* An idle spin round gives the core away: on a host
+			 * with as many busy processes as cores (2 here: the
+			 * applications poll their memory) spinning would
+			 * starve the very application whose next request
+			 * it waits for, for a scheduler slice. */
+			if (!work)
+				sched_yield();
 			if (now - last_epoll < EPOLL_BUSY_NS)
 				continue;
 		} else if (prepare_sleep()) {
