@@ -628,22 +628,48 @@ static int afxdp_tx(struct mroce_io *io, const struct mroce_io_tx *pkts, int n)
 			d->len = (uint32_t)len;
 			d->options = 0;
 		} else {
-			/* several frames: build contiguous (the IPv6 UDP
-			 * checksum and the ICRC need the whole packet), then
-			 * split over the UMEM frames */
-			len = tx_build(a, p, &spec, hdr, a->scratch,
-				       AFXDP_MAX_FRAME);
+			/* Several frames. IPv4 MetaRoCE: the headers do not
+			 * depend on the payload (no UDP checksum; the ICRC
+			 * came with it), so they are built alone and the
+			 * payload goes straight into the UMEM frames. IPv6
+			 * (UDP checksum) and RoCEv2 (ICRC over the headers)
+			 * need the whole packet: built contiguous first. */
+			bool direct = spec.l3.family == AF_INET &&
+				      p->dport != a->io.cfg.rocev2_port;
+			const uint8_t *src = a->scratch;
+
+			if (direct) {
+				len = mroce_frame_build(&spec, p->len,
+							a->scratch,
+							AFXDP_MAX_FRAME);
+			} else {
+				len = tx_build(a, p, &spec, hdr, a->scratch,
+					       AFXDP_MAX_FRAME);
+			}
 			for (uint32_t j = 0, off = 0; len > 0 && j < nfrag;
 			     j++) {
 				uint64_t addr = a->tx_free[a->tx_nfree - 1 - j];
 				struct xdp_desc *d =
 					xsk_ring_prod__tx_desc(&a->tx, idx + j);
+				uint8_t *dst = xsk_umem__get_data(a->area, addr);
 				uint32_t chunk = flen - off < a->frame_size
 							 ? flen - off
 							 : a->frame_size;
+				uint32_t h = 0;
 
-				memcpy(xsk_umem__get_data(a->area, addr),
-				       a->scratch + off, chunk);
+				if (direct && off < hdr) {
+					/* the headers, then the payload */
+					h = (uint32_t)hdr - off < chunk
+						    ? (uint32_t)hdr - off
+						    : chunk;
+					memcpy(dst, src + off, h);
+				}
+				if (direct)
+					memcpy(dst + h,
+					       p->data + (off + h - hdr),
+					       chunk - h);
+				else
+					memcpy(dst, src + off, chunk);
 				d->addr = addr;
 				d->len = chunk;
 				d->options = j + 1 < nfrag ? XDP_PKT_CONTD : 0;
