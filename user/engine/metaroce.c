@@ -141,6 +141,22 @@ static void path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	mr_cc_init(e, p);
 }
 
+/* Nothing of the path is in flight, waiting for a resend or held. */
+static inline bool path_empty(const struct mr_path *p)
+{
+	return !(p->inflight + p->nlost + p->nheld);
+}
+
+/* The transmit entry PSN psn of path p occupies, or -1 (none, or the ring
+ * slot holds another PSN). */
+static inline int path_txe(const struct mr_conn *c, const struct mr_path *p,
+			   uint32_t psn)
+{
+	uint16_t idx = p->ring[psn % MR_PATH_WIN];
+
+	return idx != MR_TXE_NONE && c->txe[idx].psn == psn ? idx : -1;
+}
+
 static void conn_kick(struct mr_conn *c);
 static void ack_port_check(struct mroce_engine *e, struct mr_conn *c,
 			   struct mr_path *p, uint64_t now, bool now_due);
@@ -388,6 +404,25 @@ static uint64_t hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
 	       mroce_rng_below(e, rto < UINT32_MAX ? (uint32_t)rto : UINT32_MAX);
 }
 
+/* Queues a stateless reply (CHALLENGE, NAK NO_CONN) to the sender of m;
+ * NULL when the queue is full (the sender asks again). */
+static struct mr_hsreply *hsq_push(struct mr_engine *t, uint8_t opcode,
+				   const struct mroce_rx_meta *m,
+				   uint32_t conn_id)
+{
+	struct mr_hsreply *r;
+
+	if (t->nhs >= MR_HSQ)
+		return NULL;
+	r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
+	memset(r, 0, sizeof(*r));
+	r->opcode = opcode;
+	r->peer = m->peer;
+	r->sport = m->sport;
+	r->conn_id = conn_id;
+	return r;
+}
+
 static void hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
 	c->state = MR_CONN_REQ_SENT;
@@ -553,13 +588,10 @@ static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 
 		if (pk->conn_id || !pk->conn.src_conn_id)
 			return -EINVAL;
-		if (t->nhs >= MR_HSQ)
+		r = hsq_push(t, MROCE_OP_CONNECT_CHALLENGE, m,
+			     pk->conn.src_conn_id);
+		if (!r)
 			return -ENOBUFS;
-		r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
-		r->opcode = MROCE_OP_CONNECT_CHALLENGE;
-		r->peer = m->peer;
-		r->sport = m->sport;
-		r->conn_id = pk->conn.src_conn_id;
 		r->nonce = pk->conn.nonce;
 		r->cookie_time = cookie_clock(now);
 		r->cookie = cookie_mac(e, &peer->addr, pk->conn.src_conn_id,
@@ -1585,8 +1617,8 @@ static void rx_nak(struct mroce_engine *e, struct mr_conn *c,
 	e->stats.rx_naks++;
 	if (pk->path < c->npaths && pk->path_gen == c->path[pk->path].gen) {
 		p = &c->path[pk->path];
-		idx = p->ring[pk->nak.psn % MR_PATH_WIN];
-		if (idx != MR_TXE_NONE && c->txe[idx].psn == pk->nak.psn)
+		idx = path_txe(c, p, pk->nak.psn);
+		if (idx >= 0)
 			t = &c->txe[idx];
 	}
 	if (t) {
@@ -1754,8 +1786,8 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
 static void ack_port_check(struct mroce_engine *e, struct mr_conn *c,
 			   struct mr_path *p, uint64_t now, bool now_due)
 {
-	if (p->inflight + p->nlost + p->nheld || p->probed ||
-	    p->want_probe || p->moving || p->probation)
+	if (!path_empty(p) || p->probed || p->want_probe || p->moving ||
+	    p->probation)
 		return;
 	if (now_due ? !p->ack_tx : ++p->ack_tx < MR_ACK_PROBE_EVERY)
 		return;
@@ -1902,9 +1934,7 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 			/* nothing outstanding: a port check, not a
 			 * question about missing ACKs (rx_probe) */
 			pk.flags = MROCE_F_ACK_REQ |
-				   (p->inflight + p->nlost + p->nheld ?
-					    0 :
-					    MROCE_F_CHECK);
+				   (path_empty(p) ? MROCE_F_CHECK : 0);
 			pk.conn_id = c->remote_id;
 			pk.path = (uint8_t)i;
 			pk.path_gen = p->gen;
@@ -2622,17 +2652,6 @@ static void path_probation(struct mroce_engine *e, struct mr_conn *c,
  * the rate is reached, and backs off when rerolls keep failing (a fabric
  * slower than the NIC, which no port fixes). A rerolled path goes through
  * probation like one that fell silent. */
-/* Exploration moves a path without retiring it: the path first drains
- * (`moving`: no new data, its losses are still retransmitted on it), then
- * takes a fresh source port with the same generation and PSN space. A
- * path is FIFO only per port, so nothing of it may be in flight across
- * the switch; once it is empty nothing is, and nothing is resent or
- * dropped as stale (retiring it threw its in-flight packets away and
- * resent them elsewhere: each exploration cost a window of data, and a
- * burst of explorations cost more than the plane they looked for). The
- * new port goes through probation (a PROBE must answer: it may hash onto
- * a dead plane) and then starts with its siblings' mean window. Called
- * whenever the path may have drained. */
 /* An explored path takes a fresh port (on probation). The PROBE's answer
  * tells where it landed: over a plane our other ports keep busy it waits
  * behind their queues, over an idle one it takes the base RTT. A move is
@@ -2653,12 +2672,23 @@ static void explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
 	mr_cc_on_explore(e, c, p);
 }
 
+/* Exploration moves a path without retiring it: the path first drains
+ * (`moving`: no new data, its losses are still retransmitted on it), then
+ * takes a fresh source port with the same generation and PSN space. A
+ * path is FIFO only per port, so nothing of it may be in flight across
+ * the switch; once it is empty nothing is, and nothing is resent or
+ * dropped as stale (retiring it threw its in-flight packets away and
+ * resent them elsewhere: each exploration cost a window of data, and a
+ * burst of explorations cost more than the plane they looked for). The
+ * new port goes through probation (a PROBE must answer: it may hash onto
+ * a dead plane) and then starts with its siblings' mean window. Called
+ * whenever the path may have drained. */
 static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 		      uint64_t now)
 {
 	struct mr_path *p = &c->path[slot];
 
-	if (!p->moving || p->inflight + p->nlost + p->nheld)
+	if (!p->moving || !path_empty(p))
 		return;
 	p->moving = 0;
 	p->hops = 0;
@@ -3270,15 +3300,10 @@ static void no_conn_reply(struct mroce_engine *e,
 		return;
 	if (t->no_conn_at && now - t->no_conn_at < MR_NO_CONN_GAP_NS)
 		return;
-	if (t->nhs >= MR_HSQ)
+	r = hsq_push(t, MROCE_OP_NAK, m, pk->conn_id);
+	if (!r)
 		return;
 	t->no_conn_at = now;
-	r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
-	memset(r, 0, sizeof(*r));
-	r->opcode = MROCE_OP_NAK;
-	r->peer = m->peer;
-	r->sport = m->sport;
-	r->conn_id = pk->conn_id;
 	r->path = pk->path;
 	r->gen = pk->path_gen;
 	r->psn = pk->opcode == MROCE_OP_PROBE ? pk->next_psn - 1 : pk->psn;
@@ -3298,7 +3323,6 @@ static int rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	struct mr_engine *t = T(e);
 	struct mr_conn *c;
 	struct mr_path *p;
-	uint16_t idx;
 
 	e->stats.rx_naks++;
 	if (m->peer < 0 || (uint32_t)m->peer >= e->cfg.max_conns)
@@ -3311,10 +3335,9 @@ static int rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		return -ENOENT;
 	}
 	p = &c->path[pk->path];
-	idx = p->ring[pk->nak.psn % MR_PATH_WIN];
 	if (mroce_psn_before(pk->nak.psn, p->una) ||
 	    !mroce_psn_before(pk->nak.psn, p->next_psn) ||
-	    idx == MR_TXE_NONE || c->txe[idx].psn != pk->nak.psn) {
+	    path_txe(c, p, pk->nak.psn) < 0) {
 		e->stats.rx_no_conn++;
 		return -ESTALE;
 	}
