@@ -6,7 +6,8 @@
 #
 # SYNOPSIS
 #     scripts/bench_e2e.sh [--backend afxdp|udp] [--daemon] [--seconds S]
-#                          [--rate R] [--size B] [--json] [--help]
+#                          [--rounds K] [--rate R] [--size B] [--json]
+#                          [--help]
 #
 # DESCRIPTION
 #     Brings up a 4-path scripts/fabric.sh fabric (MTU 9000), measures in
@@ -35,6 +36,13 @@
 #     --daemon      run mroced on each host and mroce_perf --daemon (the
 #                   daemon owns the backend); default: embedded mode
 #     --seconds S   length of each bandwidth run and of the blast (5)
+#     --rounds K    interleaved rounds of the ceiling, clean and 1% loss
+#                   measurements (3): each round runs the blast, then
+#                   both transports clean, then both at 1% loss, and
+#                   the ratios of each round compare runs seconds apart;
+#                   the table shows the median round and the spread.
+#                   The host is shared and its load swings: one
+#                   blast alone varied 6.1-8.8 Gb/s within an hour
 #     --rate R      per-path tbf rate of the rate-limit row (300mbit)
 #     --size B      write_bw message size (65536)
 #     --json        one JSON object instead of the table
@@ -63,13 +71,14 @@ BLAST=$B/bin/mroce_blast
 MROCED=$B/bin/mroced
 FABRIC=scripts/fabric.sh
 
-BACKEND=afxdp DAEMON=0 SECS=5 RATE=300mbit SIZE=65536 JSON=0
+BACKEND=afxdp DAEMON=0 SECS=5 ROUNDS=3 RATE=300mbit SIZE=65536 JSON=0
 usage() { echo "bench_e2e.sh: $*" >&2; echo "Try 'scripts/bench_e2e.sh --help'." >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--backend) BACKEND=${2:-}; shift 2 || usage "--backend needs a value" ;;
 	--daemon) DAEMON=1; shift ;;
 	--seconds) SECS=${2:-}; shift 2 || usage "--seconds needs a value" ;;
+	--rounds) ROUNDS=${2:-}; shift 2 || usage "--rounds needs a value" ;;
 	--rate) RATE=${2:-}; shift 2 || usage "--rate needs a value" ;;
 	--size) SIZE=${2:-}; shift 2 || usage "--size needs a value" ;;
 	--json) JSON=1; shift ;;
@@ -79,6 +88,8 @@ while [ $# -gt 0 ]; do
 done
 case $BACKEND in afxdp|udp) ;; *) usage "--backend afxdp|udp" ;; esac
 [[ $SECS =~ ^[0-9]+$ ]] && [ "$SECS" -ge 2 ] || usage "--seconds: 2 or more"
+[[ $ROUNDS =~ ^[0-9]+$ ]] && [ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le 20 ] ||
+	usage "--rounds: 1 to 20"
 [[ $SIZE =~ ^[0-9]+$ ]] && [ "$SIZE" -ge 1 ] || usage "--size: a byte count"
 [[ $RATE =~ ^[0-9]+[kmg]?bit$ ]] || usage "--rate: e.g. 300mbit"
 [ "$(id -u)" -eq 0 ] || { echo "bench_e2e.sh: needs root (namespaces, XDP)" >&2; exit 1; }
@@ -227,65 +238,114 @@ ROWS=()   # "name|metaroce|rocev2|reference|ratio|target|met|note"
 row() { ROWS+=("$1|$2|$3|$4|$5|$6|$7|$8"); }
 
 # ---------------------------------------------------------------- ceiling
-log "ceiling: AF_XDP blast, 8192-byte payloads, $SECS s"
-rm -f "$TMP/ready"
-ip netns exec "$NS_B" "$BLAST" --rx --ifname eth0 --size 8192 \
-	--seconds $((SECS + 3)) --ready "$TMP/ready" --json >"$TMP/blast-rx" 2>&1 &
-BRX=$!
-PIDS+=($!)
-for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
-ip netns exec "$NS_A" "$BLAST" --tx --ifname eth0 --src "$IP_A" --dst "$IP_B" \
-	--dmac "$FABRIC_A_GW_MAC" --size 8192 --seconds "$SECS" --json \
-	>"$TMP/blast-tx" 2>&1
-wait $BRX
-PPS=$(sed -n 's/.*"pps":\([0-9.]*\).*/\1/p' "$TMP/blast-rx")
-CEIL=$(awk -v p="${PPS:-0}" 'BEGIN { printf "%.3f", p * 8192 * 8 / 1e9 }')
-[ "${PPS:-0}" != 0 ] || { echo "bench_e2e.sh: blast failed: $(cat "$TMP/blast-rx" "$TMP/blast-tx")" >&2; FAIL=1; }
+# blast_once: one unreliable AF_XDP blast of SECS seconds; CEIL = its
+# goodput (received packets x 8192 B), 0 when it failed.
+blast_once() {
+	rm -f "$TMP/ready"
+	ip netns exec "$NS_B" "$BLAST" --rx --ifname eth0 --size 8192 \
+		--seconds $((SECS + 3)) --ready "$TMP/ready" --json >"$TMP/blast-rx" 2>&1 &
+	BRX=$!
+	PIDS+=($!)
+	for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+	ip netns exec "$NS_A" "$BLAST" --tx --ifname eth0 --src "$IP_A" --dst "$IP_B" \
+		--dmac "$FABRIC_A_GW_MAC" --size 8192 --seconds "$SECS" --json \
+		>"$TMP/blast-tx" 2>&1
+	wait $BRX
+	PPS=$(sed -n 's/.*"pps":\([0-9.]*\).*/\1/p' "$TMP/blast-rx")
+	CEIL=$(awk -v p="${PPS:-0}" 'BEGIN { printf "%.3f", p * 8192 * 8 / 1e9 }')
+	[ "${PPS:-0}" != 0 ] || { echo "bench_e2e.sh: blast failed: $(cat "$TMP/blast-rx" "$TMP/blast-tx")" >&2; FAIL=1; }
+}
 
-# The daemons (--daemon): one per host, for every run after the blast
-# (whose receiver needs eth0 for its own XDP program).
-if [ $DAEMON -eq 1 ]; then
+# The daemons (--daemon): one per host, for every run but the blasts
+# (whose receiver needs eth0 for its own XDP program): stopped for each
+# blast and started again after it.
+DPIDS=()
+daemons_start() {
+	[ $DAEMON -eq 1 ] || return 0
+	local h ns ip
+	DPIDS=()
 	for h in A B; do
 		ns=NS_$h ip=IP_$h
+		rm -f "$TMP/mroced-$h.sock"
 		dargs=(--local "${!ip}" --sock "$TMP/mroced-$h.sock" --rto-min 1000)
 		[ "$BACKEND" = afxdp ] && dargs+=(--backend afxdp --ifname eth0 --attach)
 		HOST_ATT=0 host "${!ns}" "$MROCED" "${dargs[@]}" >"$TMP/mroced-$h.log" 2>&1 &
 		PIDS+=($!)
+		DPIDS+=($!)
 	done
 	for h in A B; do
 		for _ in $(seq 100); do [ -S "$TMP/mroced-$h.sock" ] && break; sleep 0.05; done
 		[ -S "$TMP/mroced-$h.sock" ] ||
 			{ echo "bench_e2e.sh: mroced on $h did not start:" >&2; cat "$TMP/mroced-$h.log" >&2; exit 1; }
 	done
-fi
+}
+daemons_stop() {
+	[ $DAEMON -eq 1 ] && [ ${#DPIDS[@]} -gt 0 ] || return 0
+	kill "${DPIDS[@]}" 2>/dev/null
+	wait "${DPIDS[@]}" 2>/dev/null
+	DPIDS=()
+}
 
-# ---------------------------------------------------------------- clean
+# median of the arguments ("-" when none)
+median() { printf '%s\n' "$@" | grep -v '^-$' | sort -g |
+	awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# spread of the arguments: "min-max"
+spread() { printf '%s\n' "$@" | grep -v '^-$' | sort -g |
+	awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi }'; }
+
+# ---------------------------------------------------------------- clean, loss 1%
+# ROUNDS interleaved rounds of: blast, both transports clean, both at 1%
+# loss. Each round's ratios compare runs a few seconds apart, so a load
+# swing between rounds (this is a shared 2-core machine) moves numerator
+# and denominator together; the table gives the median round.
 declare -A G R E RES BHP L50 L99
-for tr in metaroce rocev2; do
-	log "clean: $tr write_bw"
-	bw $tr
-	G[$tr.clean]=$GBPS R[$tr.clean]=$RETX E[$tr.clean]=$ERR
-	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+declare -a CEILS RCLEAN RLOSS RLOSS2
+declare -A GS
+for round in $(seq "$ROUNDS"); do
+	log "round $round/$ROUNDS: ceiling: AF_XDP blast, 8192-byte payloads, $SECS s"
+	daemons_stop
+	blast_once
+	CEILS+=("$CEIL")
+	daemons_start
+	for tr in metaroce rocev2; do
+		log "round $round/$ROUNDS: clean: $tr write_bw"
+		bw $tr
+		GS[$tr.clean]+=" $GBPS" R[$tr.clean]=$RETX E[$tr.clean]=${E[$tr.clean]:-$ERR}
+		eval "C_$tr=$GBPS"
+		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+	done
+	RCLEAN+=("$(ratio "$C_metaroce" "$CEIL")")
+	impair_all --loss 0.01
+	for tr in metaroce rocev2; do
+		log "round $round/$ROUNDS: 1% loss: $tr write_bw"
+		bw $tr
+		GS[$tr.loss]+=" $GBPS" R[$tr.loss]=$RETX E[$tr.loss]=${E[$tr.loss]:-$ERR}
+		eval "L_$tr=$GBPS"
+		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+	done
+	impair_all --loss 0
+	RLOSS+=("$(ratio "$L_metaroce" "$C_metaroce")")
+	RLOSS2+=("$(ratio "$L_rocev2" "$C_rocev2")")
 done
-r=$(ratio "${G[metaroce.clean]}" "$CEIL")
+for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss; do
+	# shellcheck disable=SC2086
+	G[$k]=$(median ${GS[$k]})
+done
+CEIL=$(median "${CEILS[@]}")
+r=$(median "${RCLEAN[@]}")
+rn=""
+[ "$ROUNDS" -gt 1 ] && rn="median of $ROUNDS interleaved rounds (ratios $(spread "${RCLEAN[@]}"), blast $(spread "${CEILS[@]}") Gb/s)"
 row "clean goodput Gb/s" "${G[metaroce.clean]}" "${G[rocev2.clean]}" \
 	"$CEIL (blast)" "$r" ">= 0.8" "$(meets "$r" ">=" 0.8)" \
-	"${E[metaroce.clean]}${E[rocev2.clean]:+ rocev2: ${E[rocev2.clean]}}"
-
-# ---------------------------------------------------------------- loss 1%
-impair_all --loss 0.01
-for tr in metaroce rocev2; do
-	log "1% loss: $tr write_bw"
-	bw $tr
-	G[$tr.loss]=$GBPS R[$tr.loss]=$RETX E[$tr.loss]=$ERR
-	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
-done
-impair_all --loss 0
-r=$(ratio "${G[metaroce.loss]}" "${G[metaroce.clean]}")
-r2=$(ratio "${G[rocev2.loss]}" "${G[rocev2.clean]}")
+	"$rn${E[metaroce.clean]:+ metaroce: ${E[metaroce.clean]}}${E[rocev2.clean]:+ rocev2: ${E[rocev2.clean]}}"
+r=$(median "${RLOSS[@]}")
+r2=$(median "${RLOSS2[@]}")
+rn=""
+[ "$ROUNDS" -gt 1 ] && rn="median round (ratios $(spread "${RLOSS[@]}")); "
 row "1% loss goodput Gb/s" "${G[metaroce.loss]}" "${G[rocev2.loss]}" \
 	"own clean" "$r (rocev2 $r2)" ">= 0.9" "$(meets "$r" ">=" 0.9)" \
-	"retransmits ${R[metaroce.loss]} / ${R[rocev2.loss]}${E[metaroce.loss]:+ metaroce: ${E[metaroce.loss]}}${E[rocev2.loss]:+ rocev2: ${E[rocev2.loss]}}"
+	"${rn}retransmits ${R[metaroce.loss]} / ${R[rocev2.loss]} (last round)${E[metaroce.loss]:+ metaroce: ${E[metaroce.loss]}}${E[rocev2.loss]:+ rocev2: ${E[rocev2.loss]}}"
 
 # ---------------------------------------------------------------- rate
 impair_all --rate "$RATE"
@@ -383,7 +443,11 @@ MODE=embedded
 if [ $JSON -eq 1 ]; then
 	printf '{"backend":"%s","mode":"%s","seconds":%s,"size":%s,"rate":"%s",' \
 		"$BACKEND" "$MODE" "$SECS" "$SIZE" "$RATE"
-	printf '"ceiling_gbps":%s,"goodput_gbps":{' "$CEIL"
+	printf '"rounds":%s,"ceiling_gbps":%s,' "$ROUNDS" "$CEIL"
+	printf '"rounds_ceiling_gbps":[%s],"rounds_clean_ratio":[%s],"rounds_loss_ratio":[%s],' \
+		"$(IFS=,; echo "${CEILS[*]}")" "$(IFS=,; echo "${RCLEAN[*]//-/null}")" \
+		"$(IFS=,; echo "${RLOSS[*]//-/null}")"
+	printf '"goodput_gbps":{' 
 	first=1
 	for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss \
 		metaroce.rate rocev2.rate metaroce.bh rocev2.bh; do
@@ -407,7 +471,7 @@ if [ $JSON -eq 1 ]; then
 	printf '],"ok":%s}\n' "$([ $FAIL -eq 0 ] && echo true || echo false)"
 else
 	echo
-	echo "mroce end to end: 4-path fabric (MTU 9000), backend $BACKEND, $MODE mode, write_bw ${SIZE} B for ${SECS} s, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "mroce end to end: 4-path fabric (MTU 9000), backend $BACKEND, $MODE mode, write_bw ${SIZE} B for ${SECS} s, $ROUNDS round(s), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
 	echo "| measure | metaroce | rocev2 | reference | ratio | target | met | note |"
 	echo "|---|---|---|---|---|---|---|---|"

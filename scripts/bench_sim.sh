@@ -10,7 +10,9 @@
 #   --seeds       only the MetaRoCE seed table: for each seed of SEEDS, the
 #                 loss-free goodput as a share of the 400 Gbit/s aggregate,
 #                 1% and 5% loss as a share of that seed's loss-free run,
-#                 and the recovery (RTTs) from plane 1 blackholed half-way
+#                 and the recovery (RTTs) from plane 1 blackholed half-way,
+#                 then the median of each column and how many seeds meet
+#                 each target
 # Environment:
 #   MROCE_BUILD   build directory holding bin/mroce_sim (default: build)
 #   BYTES         bytes per connection of the throughput runs (default 64M)
@@ -24,7 +26,7 @@
 set -uo pipefail
 
 usage() {
-	sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 QUICK=0
@@ -93,6 +95,8 @@ if [ "$SEEDTAB" = 1 ]; then
 	echo
 	echo "| seed | loss-free % of 400 Gbit/s | 1% loss, % of loss-free | 5% loss, % of loss-free | plane blackholed: recovery RTTs | all targets |"
 	echo "|---|---|---|---|---|---|"
+	ALL_C=() ALL_L1=() ALL_L5=() ALL_REC=()
+	N=0 NOK=0 OK_C=0 OK_L1=0 OK_L5=0 OK_BH=0
 	for SEED in ${SEEDS:-1 2 3 4 5 6 7 8 9 10}; do
 		run clean --transport metaroce "${COMMON[@]}"
 		run loss1 --transport metaroce "${COMMON[@]}" --loss 0.01
@@ -116,7 +120,21 @@ if [ "$SEEDTAB" = 1 ]; then
 		fi
 		[ -n "$miss" ] && FAILED=1
 		echo "| $SEED | $c | $l1 | $l5 | $rec | ${miss:+missed:}${miss:-yes} |"
+		ALL_C+=("$c") ALL_L1+=("$l1") ALL_L5+=("$l5") ALL_REC+=("$rec")
+		N=$((N + 1))
+		[ -n "$miss" ] || NOK=$((NOK + 1))
+		case $miss in *loss-free*) ;; *) OK_C=$((OK_C + 1)) ;; esac
+		case $miss in *1%*) ;; *) OK_L1=$((OK_L1 + 1)) ;; esac
+		case $miss in *5%*) ;; *) OK_L5=$((OK_L5 + 1)) ;; esac
+		case $miss in *blackhole*) ;; *) OK_BH=$((OK_BH + 1)) ;; esac
 	done
+	# A failed recovery is -1 RTTs: sorted as "never", above any count.
+	med() { printf '%s\n' "$@" | awk '{ print ($1 < 0) ? 1e9 : $1 }' | sort -g |
+		awk '{ v[NR] = $1 }
+		END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		      if (m >= 1e9) print "never"; else printf "%.1f\n", m }'; }
+	echo "| median | $(med "${ALL_C[@]}") | $(med "${ALL_L1[@]}") | $(med "${ALL_L5[@]}") | $(med "${ALL_REC[@]}") | |"
+	echo "| seeds meeting the target | $OK_C of $N | $OK_L1 of $N | $OK_L5 of $N | $OK_BH of $N | $NOK of $N |"
 	exit $FAILED
 fi
 

@@ -2,7 +2,8 @@
 /*
  * Registers the test-fabric scripts (tests/net/fabric_*.sh): scripts/
  * fabric.sh builds namespaces, veth paths, ECMP, tbf, nftables loss and
- * blackholes, and the ECN marker; mroce_blast blasts through it. Each
+ * blackholes, and the ECN marker; mroce_blast blasts through it; and the
+ * benchmark scripts' arguments and seed summary (bench_scripts.sh). Each
  * script's --probe turns "not root / no netns / not built" into a skip.
  */
 #include "../harness.h"
@@ -24,5 +25,7 @@ Suite *fabric_suite(void)
 			      60);
 	mroce_add_script_test(s, "fabric_blast", "tests/net/fabric_blast.sh",
 			      "", 60);
+	mroce_add_script_test(s, "bench_scripts",
+			      "tests/net/bench_scripts.sh", "", 120);
 	return s;
 }

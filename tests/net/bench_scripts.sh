@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# bench_scripts.sh - the benchmark scripts refuse bad arguments (exit 2,
+# a line naming the argument) and scripts/bench_sim.sh --seeds sums its
+# per-seed table correctly (median and "seeds meeting" rows, checked
+# against the rows it printed). No namespaces: the fabric benchmark's
+# runs are not repeated here (tests/net/e2e_*.sh cover those paths).
+#   tests/net/bench_scripts.sh [--probe]
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${MROCE_BUILD:-build}
+if [ "${1:-}" = --probe ]; then
+	[ -x "$B/bin/mroce_sim" ] || { echo "$B/bin/mroce_sim not built"; exit 77; }
+	exit 0
+fi
+fail() { echo "FAIL: $*"; exit 1; }
+
+# bad NAME ARGS...: exit 2 with a message on stderr naming the problem
+bad() {
+	local want=$1 err
+	shift
+	err=$("$@" 2>&1 >/dev/null)
+	[ $? -eq 2 ] || fail "$* : exit status not 2"
+	echo "$err" | grep -q -- "$want" || fail "$* : message '$err' lacks '$want'"
+}
+E2E=scripts/bench_e2e.sh
+bad "--rounds: 1 to 20" bash $E2E --rounds 0
+bad "--rounds: 1 to 20" bash $E2E --rounds x
+bad "--rounds needs a value" bash $E2E --rounds
+bad "--seconds: 2 or more" bash $E2E --seconds 1
+bad "--rate: e.g. 300mbit" bash $E2E --rate fast
+bad "--backend afxdp|udp" bash $E2E --backend dpdk
+bad "unknown argument '--bogus'" bash $E2E --bogus
+bad "unknown argument '--bogus'" bash scripts/bench_sim.sh --bogus
+bash $E2E --help | grep -q -- "--rounds K" || fail "bench_e2e --help lacks --rounds"
+bash scripts/bench_sim.sh --help | grep -q -- "--seeds" || fail "bench_sim --help"
+
+# --seeds on three small seeds: the summary rows must agree with the rows
+out=$(MROCE_BUILD=$B SEEDS="1 2 3" BYTES=4M bash scripts/bench_sim.sh --seeds)
+rc=$?
+[ $rc -le 1 ] || fail "bench_sim --seeds exit $rc: $out"
+rows=$(echo "$out" | awk -F'|' '$2 ~ /^ [0-9]+ $/')
+[ "$(echo "$rows" | wc -l)" -eq 3 ] || fail "expected 3 seed rows: $out"
+# exit status 1 exactly when a seed missed a target
+misses=$(echo "$rows" | grep -c missed)
+[ $((misses > 0)) -eq $rc ] || fail "exit $rc with $misses missed rows"
+got=$(echo "$out" | awk -F'|' '$2 ~ /seeds meeting/ { print $7 }' | tr -d ' ')
+[ "$got" = "$((3 - misses))of3" ] || fail "'all targets' count '$got', $misses missed rows"
+for col in 3 4 5; do
+	med=$(echo "$rows" | awk -F'|' -v c=$col '{ print $c + 0 }' | sort -g | sed -n 2p)
+	got=$(echo "$out" | awk -F'|' -v c=$col '$2 ~ /median/ { print $c + 0 }')
+	awk -v a="$med" -v b="$got" 'BEGIN { exit !(a - b < 0.05 && b - a < 0.05) }' ||
+		fail "column $col: median $got, rows say $med"
+done
+echo "ok"
