@@ -293,8 +293,14 @@ uint32_t mroce_rv2_icrc(const struct mroce_frame *f);
 /* ------------------------------------------------------------------ */
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32). crc = 0 to start.
  * Chains: mroce_crc32(mroce_crc32(0, a, n), b, m) is the CRC of a || b.
- * Uses PCLMULQDQ folding on x86-64 CPUs that have it, tables otherwise. */
+ * Uses AVX-512 VPCLMULQDQ or PCLMULQDQ folding on x86-64 CPUs that have
+ * them (chosen once, at start-up), tables otherwise. */
 uint32_t mroce_crc32(uint32_t crc, const void *buf, size_t len);
+/* memcpy(dst, src, len) and mroce_crc32(crc, src, len) in one pass over
+ * the bytes (with AVX-512; a copy then a CRC elsewhere). Same chaining as
+ * mroce_crc32; dst and src must not overlap. */
+uint32_t mroce_crc32_copy(uint32_t crc, void *dst, const void *src,
+			  size_t len);
 /* The same CRC by tables only (slicing-by-8), on every CPU: for tests and
  * for comparing speeds. */
 uint32_t mroce_crc32_generic(uint32_t crc, const void *buf, size_t len);

@@ -148,6 +148,26 @@ START_TEST(main__bench_engine_reports_costs)
 }
 END_TEST
 
+/* --bench-crc: a row per implementation, the selected one among them. */
+START_TEST(main__bench_crc_reports_every_path)
+{
+	char v[64], pat[96];
+	int rc = sim("--bench-crc --json");
+
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+	ck_assert_int_eq((int)strtol(field("len", v, sizeof(v)), NULL, 10),
+			 8192);
+	ck_assert_msg(strtod(field("crc_ns", v, sizeof(v)), NULL) > 0, "%s",
+		      out);
+	ck_assert_msg(strtod(field("memcpy_ns", v, sizeof(v)), NULL) > 0,
+		      "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "\"impl\":\"table\""));
+	snprintf(pat, sizeof(pat), "\"impl\":\"%s\"",
+		 field("selected", v, sizeof(v)));
+	ck_assert_msg(strstr(out, pat), "%s", out);
+}
+END_TEST
+
 MROCE_SUITE(sim_main_suite)
 Suite *sim_main_suite(void)
 {
@@ -162,6 +182,7 @@ Suite *sim_main_suite(void)
 	tcase_add_test(tc, main__series_is_a_json_array);
 	tcase_add_test(tc, main__violation_exits_1);
 	tcase_add_test(tc, main__bench_engine_reports_costs);
+	tcase_add_test(tc, main__bench_crc_reports_every_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -288,6 +288,25 @@ int mroce_mr_parse(const void *l4, size_t len, struct mroce_mr_pkt *p)
 	return mr_check_fields(p, d->ext);
 }
 
+/* Places the payload after the hlen header bytes at b and returns the
+ * ICRC of both. A payload apart from b is copied and checksummed in one
+ * pass; one that overlaps the destination (the caller may hand us a
+ * payload already inside buf, possibly shifted) is moved first. */
+static uint32_t mr_payload_icrc(uint8_t *b, size_t hlen, const void *payload,
+				size_t len)
+{
+	uint8_t *dst = b + hlen;
+	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)payload;
+
+	if (!payload || !len || payload == dst)
+		return mroce_mr_icrc(b, hlen + len);
+	if (s < d + len && d < s + len) {
+		memmove(dst, payload, len);
+		return mroce_mr_icrc(b, hlen + len);
+	}
+	return mroce_crc32_copy(mroce_crc32(0, b, hlen), dst, payload, len);
+}
+
 int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap)
 {
 	const struct mroce_opdesc *d;
@@ -325,11 +344,8 @@ int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap)
 		mr_exts[i].enc(h, p);
 		h += mr_exts[i].len;
 	}
-	/* memmove: the caller may hand us a payload already inside buf */
-	if (p->payload && p->payload_len && p->payload != b + hlen)
-		memmove(b + hlen, p->payload, p->payload_len);
 	put_be32(b + hlen + p->payload_len,
-		 mroce_mr_icrc(b, hlen + p->payload_len));
+		 mr_payload_icrc(b, hlen, p->payload, p->payload_len));
 	return (int)total;
 }
 

@@ -27,6 +27,7 @@ static const char usage_text[] =
 "SYNOPSIS\n"
 "    mroce_sim [OPTIONS]\n"
 "    mroce_sim --bench-engine [--transport T] [--msg-size S] [--bytes B]\n"
+"    mroce_sim --bench-crc [--json]\n"
 "\n"
 "DESCRIPTION\n"
 "    Simulates K sender hosts writing to one receiver host over a fabric\n"
@@ -82,6 +83,10 @@ static const char usage_text[] =
 "                       line; then packets per plane (telemetry)\n"
 "    --bench-engine     engine CPU cost per data packet and per ACK,\n"
 "                       two engines back to back, wall-clock timed\n"
+"    --bench-crc        ICRC (CRC-32) cost per 8 KiB payload for each\n"
+"                       implementation this CPU runs: the CRC alone,\n"
+"                       copy+CRC in one pass, memcpy then CRC (ns, best\n"
+"                       of 7 rounds)\n"
 "    -h, --help         this text\n"
 "\n"
 "    Sizes take K, M, G suffixes (powers of 1024). Fractions are 0..1.\n"
@@ -187,7 +192,7 @@ enum {
 	O_HOST_QUEUE, O_HOST_ECN, O_BYTES, O_MSG, O_CONNS, O_SENDERS,
 	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_SEED,
 	O_TLIMIT, O_STALL, O_BIN, O_JSON, O_BENCH, O_DRAIN, O_SERIES,
-	O_TRACE,
+	O_TRACE, O_BENCH_CRC,
 };
 
 static const struct option opts[] = {
@@ -226,13 +231,14 @@ static const struct option opts[] = {
 	{ "trace-us", required_argument, NULL, O_TRACE },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "bench-engine", no_argument, NULL, O_BENCH },
+	{ "bench-crc", no_argument, NULL, O_BENCH_CRC },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct args {
 	struct mroce_sim_cfg cfg;
-	bool json, bench, series, rates_set, paths_set, host_set, bytes_set, msg_set;
+	bool json, bench, bench_crc, series, rates_set, paths_set, host_set, bytes_set, msg_set;
 	double rates[MROCE_SIM_MAX_PATHS];
 	uint32_t nrates;
 	double rate_gbps, delay_us, loss, dup, corrupt;
@@ -436,6 +442,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case O_BENCH:
 			a->bench = true;
 			break;
+		case O_BENCH_CRC:
+			a->bench_crc = true;
+			break;
 		default:
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			exit(2);
@@ -519,6 +528,37 @@ static int run_bench(const struct args *a)
 		printf("  transmit per data packet           %.1f ns\n",
 		       b.tx_data_ns);
 	}
+	return 0;
+}
+
+static int run_bench_crc(bool json)
+{
+	struct sim_bench_crc b;
+
+	if (sim_bench_crc(8192, &b)) {
+		fprintf(stderr, "%s: --bench-crc: out of memory\n", prog);
+		return 3;
+	}
+	if (json) {
+		printf("{\"len\":%zu,\"selected\":\"%s\",\"memcpy_ns\":%.1f,"
+		       "\"paths\":[", b.len, b.selected, b.memcpy_ns);
+		for (int i = 0; i < b.n; i++)
+			printf("%s{\"impl\":\"%s\",\"crc_ns\":%.1f,"
+			       "\"crc_copy_ns\":%.1f,\"memcpy_crc_ns\":%.1f}",
+			       i ? "," : "", b.row[i].impl, b.row[i].crc_ns,
+			       b.row[i].copy_ns, b.row[i].memcpy_crc_ns);
+		printf("]}\n");
+		return 0;
+	}
+	printf("crc bench (%zu-byte buffers, ns per buffer, best of 7 rounds; "
+	       "mroce_crc32 uses %s)\n", b.len, b.selected);
+	printf("  %-8s %10s %10s %12s\n", "path", "crc", "copy+crc",
+	       "memcpy,crc");
+	for (int i = 0; i < b.n; i++)
+		printf("  %-8s %10.1f %10.1f %12.1f\n", b.row[i].impl,
+		       b.row[i].crc_ns, b.row[i].copy_ns,
+		       b.row[i].memcpy_crc_ns);
+	printf("  memcpy alone %.1f\n", b.memcpy_ns);
 	return 0;
 }
 
@@ -747,6 +787,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &a);
 	if (a.bench)
 		return run_bench(&a);
+	if (a.bench_crc)
+		return run_bench_crc(a.json);
 	if (a.cfg.trace_ns) {
 		static struct trace_state ts;
 
