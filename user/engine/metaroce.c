@@ -1392,6 +1392,10 @@ static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 		      uint64_t now);
 static void explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
 			uint64_t now);
+static uint64_t hop_limit(const struct mroce_engine *e,
+			  const struct mr_conn *c);
+static void explore_busy(const struct mroce_engine *e, struct mr_conn *c,
+			 struct mr_path *p);
 
 /* The last time the peer was heard from: progress of our data, or any
  * packet of it (a receiver of data has no progress of its own). */
@@ -1544,11 +1548,13 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		}
 		if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
 			c->probe_rtt_min = nrtt;
-		if (p->probation && p->hops && p->hops < MR_EXPLORE_HOPS &&
-		    c->probe_rtt_min && !c->explore_failed &&
-		    nrtt > c->probe_rtt_min + c->probe_rtt_min / 16) {
-			explore_hop(e, c, pk->path, now);
-			return;
+		if (p->probation && p->hops && c->probe_rtt_min &&
+		    !c->explore_failed && nrtt > hop_limit(e, c)) {
+			if (p->hops < MR_EXPLORE_HOPS) {
+				explore_hop(e, c, pk->path, now);
+				return;
+			}
+			explore_busy(e, c, p);
 		}
 		p->hops = 0;
 		p->probed = 0;
@@ -1584,6 +1590,8 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 			}
 			if (!p->min_rtt_us || rtt < p->min_rtt_us)
 				p->min_rtt_us = rtt;
+			if (!c->explore_rtt_lo || rtt < c->explore_rtt_lo)
+				c->explore_rtt_lo = rtt;
 		}
 		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
 		if (now - c->last_ack > path_pto(e, c, p))
@@ -2672,6 +2680,97 @@ static void explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
 	mr_cc_on_explore(e, c, p);
 }
 
+/* The connection's base RTT (us): its paths' smallest sample, 0 = none. */
+static uint32_t conn_min_rtt(const struct mr_conn *c)
+{
+	uint32_t base = 0;
+
+	for (int i = 0; i < c->npaths; i++) {
+		uint32_t m = c->path[i].min_rtt_us;
+
+		if (m && (!base || m < base))
+			base = m;
+	}
+	return base;
+}
+
+/* A moved port whose PROBE takes longer than this (ns) landed behind a
+ * queue: the connection's fastest PROBE round trip + 1/16. A software
+ * endpoint's round trips jitter by milliseconds, and a plane that limits
+ * it holds a queue near its CC target (base + jitter_us): it allows
+ * jitter_us / MR_EXPLORE_SW_QUEUE, between the two, over its base RTT
+ * (its first PROBE may already wait behind a queue). */
+static uint64_t hop_limit(const struct mroce_engine *e,
+			  const struct mr_conn *c)
+{
+	uint64_t ref = c->probe_rtt_min, slack,
+		 sw = (uint64_t)e->cfg.jitter_us * 1000 / MR_EXPLORE_SW_QUEUE,
+		 base = (uint64_t)conn_min_rtt(c) * 1000;
+
+	if (sw && base && base < ref)
+		ref = base;
+	slack = ref / 16;
+	return ref + (sw > slack ? sw : slack);
+}
+
+/* Every port a software endpoint's move tried (p's) waited behind a
+ * queue: likely no plane is idle (a balanced connection that the planes
+ * limit; an idle plane escapes MR_EXPLORE_HOPS tries over 4 planes 1 time
+ * in 6). The next move waits twice as long, as after MR_EXPLORE_TRIES
+ * failures, and p goes back to the port it left (its plane was no worse,
+ * and a port dropped at random onto another plane unbalances them). It
+ * is empty (moved once drained; only PROBEs went out since), and that
+ * port is proven. */
+static void explore_busy(const struct mroce_engine *e, struct mr_conn *c,
+			 struct mr_path *p)
+{
+	if (!e->cfg.jitter_us)
+		return;
+	if (c->explore_fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT)
+		c->explore_fails = (c->explore_fails / MR_EXPLORE_TRIES + 1) *
+				   MR_EXPLORE_TRIES;
+	for (int i = 0; i < c->npaths; i++)
+		if (&c->path[i] != p && c->path[i].sport == p->home_sport)
+			return;
+	if (p->home_sport)
+		p->sport = p->home_sport;
+}
+
+/* Software endpoints: did the planes hold a queue through the whole
+ * interval? Its smallest RTT sample, over every path, above the
+ * connection's base RTT + jitter_us / MR_EXPLORE_SW_QUEUE. Scheduling
+ * jitter delays some samples, a standing queue all of them; random loss
+ * none (it adds no queue). */
+static bool explore_queued(const struct mroce_engine *e,
+			   const struct mr_conn *c)
+{
+	uint32_t base = conn_min_rtt(c);
+
+	return base && c->explore_rtt_lo &&
+	       c->explore_rtt_lo > base + e->cfg.jitter_us / MR_EXPLORE_SW_QUEUE;
+}
+
+/* Software endpoints' verdict on a judged interval: move a path after
+ * MR_EXPLORE_SW_RUN queued intervals in a row; MR_EXPLORE_SW_CLEAR clear
+ * ones in a row (the planes no longer limit) end the backoff. */
+static bool explore_sw_move(const struct mroce_engine *e, struct mr_conn *c)
+{
+	if (!explore_queued(e, c)) {
+		c->explore_qrun = 0;
+		if (c->explore_crun < MR_EXPLORE_SW_CLEAR &&
+		    ++c->explore_crun == MR_EXPLORE_SW_CLEAR)
+			c->explore_fails = 0;
+		return false;
+	}
+	c->explore_crun = 0;
+	if (++c->explore_qrun < MR_EXPLORE_SW_RUN)
+		return false;
+	c->explore_qrun = 0;
+	/* the queue is now: a path failure before it no longer explains it */
+	c->explore_failed = 0;
+	return true;
+}
+
 /* Exploration moves a path without retiring it: the path first drains
  * (`moving`: no new data, its losses are still retransmitted on it), then
  * takes a fresh source port with the same generation and PSN space. A
@@ -2692,6 +2791,7 @@ static void path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 		return;
 	p->moving = 0;
 	p->hops = 0;
+	p->home_sport = p->sport;
 	explore_hop(e, c, slot, now);
 }
 
@@ -2701,6 +2801,7 @@ static void explore_restart(struct mr_conn *c, uint64_t now, uint8_t fl)
 	c->explore_acked = 0;
 	c->explore_lost = 0;
 	c->explore_fl = fl;
+	c->explore_rtt_lo = 0;
 	for (int i = 0; i < c->npaths; i++)
 		c->path[i].explore_acked = 0;
 }
@@ -2756,11 +2857,6 @@ static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 	uint8_t fl = c->explore_fl;
 	int worst;
 
-	/* Software endpoints: the host, not the planes, limits the rate
-	 * (link_bps is nominal), so a rate below it says nothing about
-	 * the planes, and moves would only churn. */
-	if (e->cfg.jitter_us)
-		return;
 	/* An ACK that finds the pacer ready and data waiting: the windows,
 	 * not the rate, held the data back. */
 	if (mroce_list_empty(&c->sched))
@@ -2770,6 +2866,10 @@ static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 	for (int i = 0; i < c->npaths; i++)
 		if (c->path[i].srtt_us > srtt_max)
 			srtt_max = c->path[i].srtt_us;
+	/* A software endpoint's interval spans at least MR_EXPLORE_RTTS
+	 * jitter_us: its smallest RTT sample must not be one stall long. */
+	if (srtt_max < e->cfg.jitter_us)
+		srtt_max = e->cfg.jitter_us;
 	ival = (uint64_t)MR_EXPLORE_RTTS * srtt_max * 1000
 	       << (c->explore_fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT ?
 		   c->explore_fails / MR_EXPLORE_TRIES : MR_EXPLORE_MAX_SHIFT);
@@ -2811,18 +2911,27 @@ static void path_explore(struct mroce_engine *e, struct mr_conn *c,
 		explore_restart(c, now, MR_EXPLORE_WARM);
 		return;
 	}
-	/* Payload rate; a balanced connection reaches ~93% of the line. */
-	if (rate >= link / 100 * MR_EXPLORE_PCT) {
+	/* Software endpoints: the host, not the planes, usually limits the
+	 * rate (link_bps is nominal), so a rate below it says nothing about
+	 * the planes; a queue that stays on every path does. */
+	if (e->cfg.jitter_us) {
+		if (!explore_sw_move(e, c)) {
+			explore_restart(c, now, MR_EXPLORE_WARM);
+			return;
+		}
+	} else if (rate >= link / 100 * MR_EXPLORE_PCT) {
+		/* Payload rate; a balanced connection reaches ~93% of the
+		 * line. */
 		c->explore_failed = 0;
 		c->explore_good = 1;
 		c->explore_fails = 0;
 		explore_restart(c, now, MR_EXPLORE_WARM);
 		return;
-	}
-	/* A connection that had the rate needs two short intervals below
-	 * it in a row: one is noise (a loss recovery, a burst of
-	 * completions), and a move off a plane it needs costs a search. */
-	if (c->explore_good) {
+	} else if (c->explore_good) {
+		/* A connection that had the rate needs two short intervals
+		 * below it in a row: one is noise (a loss recovery, a burst
+		 * of completions), and a move off a plane it needs costs a
+		 * search. */
 		c->explore_good = 0;
 		explore_restart(c, now, MR_EXPLORE_WARM);
 		return;

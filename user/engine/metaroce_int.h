@@ -44,6 +44,9 @@
 #define MR_EXPLORE_BLOCKED 0x01	/* data waited for a window */
 #define MR_EXPLORE_IDLE	0x02	/* nothing to send (application-limited) */
 #define MR_EXPLORE_WARM	0x04	/* past the first interval */
+#define MR_EXPLORE_SW_QUEUE 2	/* software: queued above jitter_us / this */
+#define MR_EXPLORE_SW_RUN 2	/* ... for this many intervals in a row */
+#define MR_EXPLORE_SW_CLEAR 4	/* clear intervals in a row end the backoff */
 
 /* Transmit entry flags (top byte of qpn_fl). */
 #define TXE_USED	0x80
@@ -146,6 +149,7 @@ struct mr_path {
 	uint8_t old_gen;
 	uint8_t ack_tx;		/* our ACKs on this idle port since its probe */
 	uint8_t hops;		/* ports tried by the current exploration move */
+	uint16_t home_sport;	/* sport before that move (path_move) */
 	struct mr_cc cc;
 	uint16_t *ring;		/* MR_PATH_WIN entry indices by PSN */
 
@@ -210,6 +214,9 @@ struct mr_conn {
 	uint8_t explore_fl;	/* MR_EXPLORE_* seen in the interval */
 	uint8_t explore_good;	/* the last judged interval reached the rate */
 	uint8_t explore_failed;	/* a path failed since the rate was reached */
+	uint8_t explore_qrun;	/* software: queued intervals in a row */
+	uint8_t explore_crun;	/* software: clear intervals in a row */
+	uint32_t explore_rtt_lo; /* us: smallest RTT sample in the interval */
 	uint64_t probe_rtt_min;	/* ns: smallest PROBE round trip seen */
 	uint64_t explore_moved;	/* slots (bit i: path i; i < 64) moved by
 				 * the last exploration: still ramping */
