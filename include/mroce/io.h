@@ -45,6 +45,8 @@ struct mroce_io_cfg {
 	uint32_t frame_size;	/* UMEM frame size (4096) */
 	uint32_t nframes;	/* UMEM frames (4096) */
 	bool multi_buffer;	/* XDP_USE_SG for frames > one page */
+	uint32_t tx_slots;	/* transmit buffers in the UMEM handed out by
+				 * mroce_io_tx_bufs() (0: none) */
 	/* UDP only: source ports used for spraying (bound lazily), range */
 	uint16_t sport_min, sport_max;
 };
@@ -84,6 +86,28 @@ void mroce_io_rx_release(struct mroce_io *io, struct mroce_io_rx *pkts,
  * many were accepted (the rest: retry later; -EAGAIN-like pressure is a
  * short count, not an error). */
 int mroce_io_tx(struct mroce_io *io, const struct mroce_io_tx *pkts, int n);
+
+/*
+ * Optional zero-copy transmit: buffers that live in the backend's own
+ * transmit memory (AF_XDP: the UMEM, cfg.tx_slots of them), so that a
+ * payload is written once, where the kernel reads it, and mroce_io_tx()
+ * only writes the headers in front of it.
+ *
+ * mroce_io_tx_bufs() hands out up to n buffers of *cap payload bytes each
+ * and returns how many (0 when none is free now: completions free them),
+ * or -EOPNOTSUPP when the backend has none (UDP; AF_XDP without
+ * tx_slots). n = 0 only asks (and sets *cap). A buffer is the caller's
+ * until either
+ *   - it is the `data` of an entry mroce_io_tx() accepted (the pointer as
+ *     handed out: the payload starts there, any len up to *cap); the
+ *     backend owns it again from then on, also when it drops the packet;
+ *   - or it goes back through mroce_io_tx_bufs_put().
+ * An entry mroce_io_tx() did not accept (short count) leaves its buffer
+ * with the caller, contents intact, to send later or put back. put()
+ * ignores pointers that are not buffers of io handed out to the caller.
+ */
+int mroce_io_tx_bufs(struct mroce_io *io, uint8_t **bufs, int n, uint32_t *cap);
+void mroce_io_tx_bufs_put(struct mroce_io *io, uint8_t *const *bufs, int n);
 
 /* A file descriptor to poll() for readability when idle (-1 if none). */
 int mroce_io_fd(const struct mroce_io *io);

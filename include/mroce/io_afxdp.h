@@ -54,6 +54,12 @@ struct mroce_io_afxdp_stats {
 	uint64_t tx_chains;		   /* frames sent as several descs */
 	uint64_t tx_no_neigh;		   /* payloads dropped: no MAC known
 					    * for the next hop */
+	uint64_t tx_zc_pkts;		   /* sent from mroce_io_tx_bufs()
+					    * buffers (no copy) */
+	uint64_t tx_slots;		   /* cfg.tx_slots */
+	uint64_t tx_slots_free;		   /* of those, free (neither the
+					    * owner's nor the kernel's) at
+					    * the last transmit call */
 };
 int mroce_io_afxdp_get_stats(const struct mroce_io *io,
 			     struct mroce_io_afxdp_stats *s);

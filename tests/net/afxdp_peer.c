@@ -23,12 +23,25 @@
  *   tx      send --count SENDs to an unregistered connection at PEER_IP
  *           (which may be off-link or have no neighbour) and print the
  *           backend's counters: tests the next-hop/MAC resolution
+ *   sink    register SERVE_CONN, print "ready", receive --count SENDs
+ *           (any psn below --count, each once) and check every byte
+ *   burst   (zero-copy, tiny rings) send --count SENDs of lengths
+ *           1..--max-len to SERVE_CONN, a whole batch of slots per call so
+ *           that the transmit ring fills: the refused packets are sent
+ *           again from the same slots; then wait until every slot is free
+ *           again (none leaked) and check the counters
  *   bench-xdp / bench-udp
  *           send --len byte SENDs to an unregistered connection for
  *           --seconds through the backend / kernel UDP sendmmsg() and print
- *           packets per second (the peer's XDP program drops them)
+ *           packets per second (the peer's XDP program drops them);
+ *           bench-xdp --build builds every SEND afresh with the codec
+ *           (into the backend's buffers with --zc)
  * options: --count N, --max-len N, --len N, --seconds N, --timeout MS,
- *          --mb (multi-buffer), --peer-mac MAC (for the raw frames)
+ *          --mb (multi-buffer), --peer-mac MAC (for the raw frames),
+ *          --zc (serve, ping: build every packet the backend sends in a
+ *          buffer of mroce_io_tx_bufs(), written in place; with --mb the
+ *          RoCEv2 SEND carries 6000 bytes), --nframes N (UMEM frames),
+ *          --slots N (zero-copy buffers, 64)
  * Exit: 0 ok, 1 check failed, 2 usage/setup error.
  */
 #include <arpa/inet.h>
@@ -59,13 +72,15 @@ static struct {
 	struct mroce_peer_addr peer;
 	uint8_t local[16];
 	uint8_t peer_mac[6];
-	int count, max_len, len, seconds, timeout_ms;
-	bool mb, have_mac;
+	int count, max_len, len, seconds, timeout_ms, nframes, slots;
+	bool mb, have_mac, zc, build;
 } opt = {.count = 200,
 	 .max_len = 1400,
 	 .len = 1024,
 	 .seconds = 2,
-	 .timeout_ms = 10000};
+	 .timeout_ms = 10000,
+	 .nframes = 4096,
+	 .slots = 64};
 
 static uint8_t pat(uint32_t psn, uint32_t j)
 {
@@ -90,8 +105,9 @@ static int open_io(struct mroce_io **io)
 		.ifname = opt.ifname,
 		.queue = 0,
 		.frame_size = 4096,
-		.nframes = 4096,
+		.nframes = (uint32_t)opt.nframes,
 		.multi_buffer = opt.mb,
+		.tx_slots = opt.zc ? (uint32_t)opt.slots : 0,
 	};
 	int err;
 
@@ -134,6 +150,49 @@ static int build_send(uint8_t *buf, size_t cap, uint32_t conn, uint32_t psn,
 	return mroce_mr_build(&p, buf, cap);
 }
 
+/* A transmit buffer of size *cap: with --zc one of the backend's (waiting
+ * for a completion to free one), else the static fallback. NULL: none
+ * came within the timeout. */
+static uint8_t *tx_buf(struct mroce_io *io, uint8_t *fallback, size_t *cap)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
+	uint8_t *b;
+	uint32_t c;
+
+	if (!opt.zc)
+		return fallback;
+	while (mroce_io_tx_bufs(io, &b, 1, &c) != 1) {
+		if (mono_ns() > deadline) {
+			fprintf(stderr, "no zero-copy buffer came free\n");
+			return NULL;
+		}
+	}
+	*cap = c;
+	return b;
+}
+
+/* Every slot free again (completions in), within the timeout. */
+static bool slots_all_back(struct mroce_io *io)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
+	uint8_t **b = calloc((size_t)opt.slots + 1, sizeof(*b));
+	bool ok = false;
+	uint32_t cap;
+
+	while (b && !ok && mono_ns() < deadline) {
+		int k = mroce_io_tx_bufs(io, b, opt.slots + 1, &cap);
+
+		if (k < 0)
+			break;
+		ok = k == opt.slots;
+		mroce_io_tx_bufs_put(io, b, k);
+		if (!ok)
+			usleep(1000);
+	}
+	free(b);
+	return ok;
+}
+
 /* Send all n, waiting (poll on the socket) while the backend is full. */
 static int tx_all(struct mroce_io *io, struct mroce_io_tx *t, int n)
 {
@@ -172,12 +231,16 @@ static void print_stats(const char *who, struct mroce_io *io)
 #undef X_PRINT
 	if (!mroce_io_afxdp_get_stats(io, &x))
 		printf(" rx_chains=%llu tx_chains=%llu kernel_rx_dropped=%llu "
-		       "rx_ring_full=%llu tx_no_neigh=%llu",
+		       "rx_ring_full=%llu tx_no_neigh=%llu tx_zc_pkts=%llu "
+		       "tx_slots_free=%llu/%llu",
 		       (unsigned long long)x.rx_chains,
 		       (unsigned long long)x.tx_chains,
 		       (unsigned long long)x.rx_dropped,
 		       (unsigned long long)x.rx_ring_full,
-		       (unsigned long long)x.tx_no_neigh);
+		       (unsigned long long)x.tx_no_neigh,
+		       (unsigned long long)x.tx_zc_pkts,
+		       (unsigned long long)x.tx_slots_free,
+		       (unsigned long long)x.tx_slots);
 	printf("\n");
 }
 
@@ -235,6 +298,8 @@ static int serve(void)
 			}
 			struct mroce_mr_pkt p;
 			struct mroce_io_tx t;
+			size_t cap = sizeof(out);
+			uint8_t *ob;
 			int len;
 
 			if (mroce_mr_parse(r->data, r->len, &p) ||
@@ -262,13 +327,16 @@ static int serve(void)
 			data++;
 			/* echo to the pinger's connection */
 			p.conn_id = PING_CONN;
-			len = mroce_mr_build(&p, out, sizeof(out));
+			ob = tx_buf(io, out, &cap);
+			len = ob ? mroce_mr_build(&p, ob, cap) : -1;
 			if (len < 0) {
 				bad++;
+				if (ob && ob != out)
+					mroce_io_tx_bufs_put(io, &ob, 1);
 				continue;
 			}
 			t = (struct mroce_io_tx){
-				.data = out,
+				.data = ob,
 				.len = (uint32_t)len,
 				.dst = &opt.peer,
 				.sport = (uint16_t)(MROCE_SPORT_MIN +
@@ -280,6 +348,10 @@ static int serve(void)
 				bad++;
 		}
 		mroce_io_rx_release(io, rx, n);
+	}
+	if (opt.zc && !slots_all_back(io)) {
+		fprintf(stderr, "serve: zero-copy buffers leaked\n");
+		bad++;
 	}
 	mroce_io_get_stats(io, &s);
 	printf("serve: data=%d ce=%d rocev2=%d bad=%d unexpected=%d "
@@ -353,6 +425,32 @@ static uint32_t ping_len(uint32_t psn)
 	return psn % 4 == 0 ? max : 1 + (psn * 997u) % max;
 }
 
+/* Check n received SENDs for conn (psn < --count, each once, length
+ * ping_len(psn), every byte), mark them in seen and release them.
+ * Returns how many were new and good; the others count in *bad. */
+static int take_sends(struct mroce_io *io, struct mroce_io_rx *rx, int n,
+		      uint32_t conn, uint8_t *seen, int *bad)
+{
+	int good = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct mroce_mr_pkt p;
+
+		if (mroce_mr_parse(rx[i].data, rx[i].len, &p) ||
+		    p.conn_id != conn || p.psn >= (uint32_t)opt.count ||
+		    seen[p.psn] ||
+		    !payload_ok(p.payload, p.payload_len, p.psn) ||
+		    p.payload_len != ping_len(p.psn)) {
+			(*bad)++;
+			continue;
+		}
+		seen[p.psn] = 1;
+		good++;
+	}
+	mroce_io_rx_release(io, rx, n);
+	return good;
+}
+
 static int ping(void)
 {
 	static uint8_t pay[MROCE_MAX_PAYLOAD],
@@ -377,8 +475,11 @@ static int ping(void)
 		       k < BATCH) {
 			uint32_t psn = (uint32_t)sent;
 			uint32_t len = ping_len(psn);
-			int l = build_send(buf[k], sizeof(buf[k]), SERVE_CONN,
-					   psn, len, pay);
+			size_t cap = sizeof(buf[k]);
+			uint8_t *b = tx_buf(io, buf[k], &cap);
+			int l = b ? build_send(b, cap, SERVE_CONN, psn, len,
+					       pay)
+				  : -MROCE_E_NOSPACE;
 
 			if (l < 0) {
 				fprintf(stderr, "build: %s\n",
@@ -386,7 +487,7 @@ static int ping(void)
 				goto out;
 			}
 			t[k] = (struct mroce_io_tx){
-				.data = buf[k],
+				.data = b,
 				.len = (uint32_t)l,
 				.dst = &opt.peer,
 				.sport = (uint16_t)(MROCE_SPORT_MIN + psn % 64),
@@ -409,21 +510,7 @@ static int ping(void)
 				poll(&pfd, 1, 10);
 			continue;
 		}
-		for (int i = 0; i < n; i++) {
-			struct mroce_mr_pkt p;
-
-			if (mroce_mr_parse(rx[i].data, rx[i].len, &p) ||
-			    p.conn_id != PING_CONN ||
-			    p.psn >= (uint32_t)opt.count || seen[p.psn] ||
-			    !payload_ok(p.payload, p.payload_len, p.psn) ||
-			    p.payload_len != ping_len(p.psn)) {
-				bad++;
-				continue;
-			}
-			seen[p.psn] = 1;
-			echoed++;
-		}
-		mroce_io_rx_release(io, rx, n);
+		echoed += take_sends(io, rx, n, PING_CONN, seen, &bad);
 	}
 	printf("ping: sent=%d echoed=%d bad=%d\n", sent, echoed, bad);
 	if (echoed != opt.count || bad)
@@ -442,15 +529,19 @@ static int ping(void)
 		if (l < 0 || tx_all(io, &t, 1))
 			goto out;
 	}
-	/* RoCEv2 through the backend: it fills the ICRC */
+	/* RoCEv2 through the backend: it fills the ICRC (over the headers:
+	 * with --zc --mb built in place over three UMEM chunks) */
 	{
 		struct mroce_rv2_pkt p;
 		struct mroce_io_tx t = {.dst = &opt.peer,
 					.sport = MROCE_SPORT_MIN + 1,
 					.dport = ROCEV2_UDP_PORT};
+		uint32_t big = opt.zc && opt.mb ? 6000 : 301;
+		size_t cap = sizeof(buf[1]);
+		uint8_t *b = tx_buf(io, buf[1], &cap);
 		int l;
 
-		for (uint32_t j = 0; j < 301; j++)
+		for (uint32_t j = 0; j < big; j++)
 			pay[j] = pat(7, j);
 		memset(&p, 0, sizeof(p));
 		p.opcode = ROCEV2_OP_SEND_ONLY;
@@ -458,15 +549,18 @@ static int ping(void)
 		p.dqpn = SERVE_QPN;
 		p.psn = 7;
 		p.payload = pay;
-		p.payload_len = 301;
-		l = mroce_rv2_build(&p, buf[0], sizeof(buf[0]));
-		t.data = buf[0];
+		p.payload_len = big;
+		l = b ? mroce_rv2_build(&p, b, cap) : -1;
+		t.data = b;
 		t.len = (uint32_t)l;
 		if (l < 0 || tx_all(io, &t, 1))
 			goto out;
-		/* and the same with a broken ICRC, through AF_PACKET */
+		/* and a short one with a broken ICRC, through AF_PACKET */
+		p.payload_len = 301;
+		l = mroce_rv2_build(&p, buf[0], sizeof(buf[0]));
 		if (opt.have_mac &&
-		    send_raw(buf[0], (size_t)l, ROCEV2_UDP_PORT, 0, true)) {
+		    (l < 0 ||
+		     send_raw(buf[0], (size_t)l, ROCEV2_UDP_PORT, 0, true))) {
 			fprintf(stderr, "ping: raw bad-ICRC frame: %s\n",
 				strerror(errno));
 			goto out;
@@ -483,6 +577,10 @@ static int ping(void)
 			goto out;
 		}
 	}
+	if (opt.zc && !slots_all_back(io)) {
+		fprintf(stderr, "ping: zero-copy buffers leaked\n");
+		goto out;
+	}
 	rc = 0;
 out:
 	print_stats("ping", io);
@@ -493,43 +591,188 @@ out:
 
 /* ------------------------------------------------------------------ */
 
+/* Packets of one bench-xdp round into t: the prebuilt pkt as it is, or
+ * (--build) each SEND built afresh by the codec (payload copied and its
+ * CRC computed: the engine's part of a transmit) into a static buffer or,
+ * with --zc, into a zero-copy buffer. Returns the count. */
+static int bench_fill(struct mroce_io *io, struct mroce_io_tx *t,
+		      struct mroce_mr_pkt *mp, const uint8_t *pkt, int len)
+{
+	static uint8_t bufs[64][MROCE_MAX_PAYLOAD + 256];
+	uint8_t *zb[64];
+	uint32_t cap = sizeof(bufs[0]);
+	int n = 64;
+
+	if (opt.build && opt.zc) {
+		n = mroce_io_tx_bufs(io, zb, 64, &cap);
+		if (n < 0)
+			return n;
+	}
+	for (int i = 0; i < n; i++) {
+		t[i] = (struct mroce_io_tx){
+			.data = pkt,
+			.len = (uint32_t)len,
+			.dst = &opt.peer,
+			.sport = (uint16_t)(MROCE_SPORT_MIN + i),
+			.dport = MROCE_UDP_PORT};
+		if (!opt.build)
+			continue;
+		t[i].data = opt.zc ? zb[i] : bufs[i];
+		mp->psn++;
+		len = mroce_mr_build(mp, (uint8_t *)t[i].data, cap);
+		if (len < 0)
+			return len;
+		t[i].len = (uint32_t)len;
+	}
+	return n;
+}
+
 static int bench_xdp(void)
 {
 	static uint8_t pay[MROCE_MAX_PAYLOAD], pkt[MROCE_MAX_PAYLOAD + 256];
 	struct mroce_io_tx t[64];
+	struct mroce_mr_pkt mp;
 	struct mroce_io *io;
 	struct mroce_io_stats s;
 	uint64_t t0, t1 = 0, sent = 0;
 	int l = build_send(pkt, sizeof(pkt), UNKNOWN_CONN, 1, (uint32_t)opt.len,
 			   pay);
 
-	if (l < 0 || open_io(&io))
+	if (l < 0 || mroce_mr_parse(pkt, (size_t)l, &mp) || open_io(&io))
 		return 2;
-	for (int i = 0; i < 64; i++)
-		t[i] = (struct mroce_io_tx){
-			.data = pkt,
-			.len = (uint32_t)l,
-			.dst = &opt.peer,
-			.sport = (uint16_t)(MROCE_SPORT_MIN + i),
-			.dport = MROCE_UDP_PORT};
 	t0 = mono_ns();
 	do {
-		int k = mroce_io_tx(io, t, 64);
+		int n = bench_fill(io, t, &mp, pkt, l), done = 0;
 
-		if (k < 0)
+		if (n < 0)
 			break;
-		sent += (uint64_t)k;
+		/* every packet built goes out (its buffer is in use) */
+		while (done < n) {
+			int k = mroce_io_tx(io, t + done, n - done);
+
+			if (k < 0)
+				break;
+			done += k;
+		}
+		sent += (uint64_t)done;
 		t1 = mono_ns();
 	} while (t1 - t0 < (uint64_t)opt.seconds * 1000000000ull);
 	mroce_io_get_stats(io, &s);
-	printf("bench-xdp: len=%d packets=%llu seconds=%.2f pps=%.0f "
+	printf("bench-xdp: len=%d%s%s packets=%llu seconds=%.2f pps=%.0f "
 	       "kicks_per_64=%.2f\n",
-	       opt.len, (unsigned long long)sent, (double)(t1 - t0) / 1e9,
+	       opt.len, opt.build ? " build" : "", opt.zc ? " zc" : "",
+	       (unsigned long long)sent, (double)(t1 - t0) / 1e9,
 	       (double)sent * 1e9 / (double)(t1 - t0),
 	       sent ? (double)s.tx_kicks * 64.0 / (double)sent : 0.0);
 	print_stats("bench-xdp", io);
 	mroce_io_close(io);
 	return 0;
+}
+
+static int sink(void)
+{
+	struct mroce_io_rx rx[BATCH];
+	struct mroce_io *io;
+	uint8_t *seen = calloc((size_t)opt.count, 1);
+	int got = 0, bad = 0;
+	uint64_t deadline;
+
+	if (!seen || open_io(&io))
+		return 2;
+	if (add_conn(io, MROCE_CONN_METAROCE, SERVE_CONN, 1)) {
+		mroce_io_close(io);
+		return 2;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	deadline = mono_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
+	while (got < opt.count && mono_ns() < deadline) {
+		int n = mroce_io_rx(io, rx, BATCH);
+
+		if (n <= 0) {
+			struct pollfd pfd = {.fd = mroce_io_fd(io),
+					     .events = POLLIN};
+
+			poll(&pfd, 1, 10);
+			continue;
+		}
+		got += take_sends(io, rx, n, SERVE_CONN, seen, &bad);
+	}
+	printf("sink: got=%d bad=%d\n", got, bad);
+	print_stats("sink", io);
+	mroce_io_close(io);
+	free(seen);
+	return got == opt.count && !bad ? 0 : 1;
+}
+
+static int burst(void)
+{
+	static uint8_t pay[MROCE_MAX_PAYLOAD];
+	struct mroce_io_tx *t = calloc((size_t)opt.slots, sizeof(*t));
+	struct mroce_io_afxdp_stats x;
+	struct mroce_io_stats s;
+	struct mroce_io *io;
+	int sent = 0, rc = 1, calls = 0;
+	uint64_t deadline = mono_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
+
+	opt.zc = true;
+	if (!t || open_io(&io))
+		return 2;
+	while (sent < opt.count) {
+		if (mono_ns() > deadline) {
+			fprintf(stderr, "burst: timeout\n");
+			goto out;
+		}
+		int k = 0, done = 0;
+		uint8_t *b;
+		uint32_t cap;
+
+		/* as many slots as free (all of them, as a rule) */
+		while (sent + k < opt.count && k < opt.slots &&
+		       mroce_io_tx_bufs(io, &b, 1, &cap) == 1) {
+			uint32_t psn = (uint32_t)(sent + k);
+			int l = build_send(b, cap, SERVE_CONN, psn,
+					   ping_len(psn), pay);
+
+			if (l < 0)
+				goto out;
+			t[k++] = (struct mroce_io_tx){
+				.data = b,
+				.len = (uint32_t)l,
+				.dst = &opt.peer,
+				.sport = (uint16_t)(MROCE_SPORT_MIN + psn % 64),
+				.dport = MROCE_UDP_PORT};
+		}
+		/* refused entries keep their slots: offered again as they
+		 * are until the ring takes them */
+		while (done < k) {
+			int r = mroce_io_tx(io, t + done, k - done);
+
+			if (r < 0 || mono_ns() > deadline)
+				goto out;
+			done += r;
+			calls++;
+		}
+		sent += k;
+	}
+	mroce_io_get_stats(io, &s);
+	if (!slots_all_back(io)) {
+		fprintf(stderr, "burst: slots leaked\n");
+		goto out;
+	}
+	if (mroce_io_afxdp_get_stats(io, &x))
+		goto out;
+	printf("burst: sent=%d calls=%d\n", sent, calls);
+	rc = s.tx_pkts == (uint64_t)opt.count && s.tx_full > 0 &&
+			     x.tx_zc_pkts == (uint64_t)opt.count &&
+			     x.tx_slots_free == x.tx_slots
+		     ? 0
+		     : 1;
+out:
+	print_stats("burst", io);
+	mroce_io_close(io);
+	free(t);
+	return rc;
 }
 
 static int tx_only(void)
@@ -603,11 +846,13 @@ static int bench_udp(void)
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: mroce_afxdp_peer serve|ping|tx|bench-xdp|bench-udp "
+		"usage: mroce_afxdp_peer "
+		"serve|ping|sink|burst|tx|bench-xdp|bench-udp "
 		"IFNAME "
 		"LOCAL_IP PEER_IP\n"
 		"       [--count N] [--max-len N] [--len N] [--seconds N]\n"
-		"       [--timeout MS] [--mb] [--peer-mac MAC]\n");
+		"       [--timeout MS] [--mb] [--peer-mac MAC] [--zc]\n"
+		"       [--nframes N] [--slots N] [--build]\n");
 	return 2;
 }
 
@@ -629,6 +874,14 @@ int main(int argc, char **argv)
 			opt.mb = true;
 			continue;
 		}
+		if (!strcmp(a, "--zc")) {
+			opt.zc = true;
+			continue;
+		}
+		if (!strcmp(a, "--build")) {
+			opt.build = true;
+			continue;
+		}
 		if (!v)
 			return usage();
 		i++;
@@ -642,6 +895,10 @@ int main(int argc, char **argv)
 			opt.seconds = atoi(v);
 		else if (!strcmp(a, "--timeout"))
 			opt.timeout_ms = atoi(v);
+		else if (!strcmp(a, "--nframes"))
+			opt.nframes = atoi(v);
+		else if (!strcmp(a, "--slots"))
+			opt.slots = atoi(v);
 		else if (!strcmp(a, "--peer-mac"))
 			opt.have_mac =
 				sscanf(v, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx",
@@ -651,7 +908,7 @@ int main(int argc, char **argv)
 		else
 			return usage();
 	}
-	if (opt.count <= 0 || opt.max_len <= 0 ||
+	if (opt.count <= 0 || opt.max_len <= 0 || opt.slots <= 0 ||
 	    opt.max_len > MROCE_MAX_PAYLOAD || opt.len <= 0 ||
 	    opt.len > MROCE_MAX_PAYLOAD)
 		return usage();
@@ -661,6 +918,10 @@ int main(int argc, char **argv)
 		return ping();
 	if (!strcmp(opt.mode, "tx"))
 		return tx_only();
+	if (!strcmp(opt.mode, "sink"))
+		return sink();
+	if (!strcmp(opt.mode, "burst"))
+		return burst();
 	if (!strcmp(opt.mode, "bench-xdp"))
 		return bench_xdp();
 	if (!strcmp(opt.mode, "bench-udp"))

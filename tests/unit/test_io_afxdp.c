@@ -61,6 +61,9 @@ START_TEST(afxdp_open__rejects_bad_config)
 	c = good_cfg("lo");
 	c.nframes = 16;
 	ck_assert_int_eq(try_open(&c), -EINVAL);
+	c = good_cfg("lo");
+	c.tx_slots = 4097; /* more zero-copy buffers than the budget */
+	ck_assert_int_eq(try_open(&c), -EINVAL);
 }
 END_TEST
 
@@ -103,6 +106,27 @@ START_TEST(afxdp_extras__refuse_other_backends)
 }
 END_TEST
 
+START_TEST(tx_bufs__only_where_the_backend_has_them)
+{
+	struct mroce_io fake = {.ops = &mroce_io_udp_ops};
+	uint8_t *b[2] = {NULL, NULL};
+	uint32_t cap = 7;
+
+	ck_assert_int_eq(mroce_io_tx_bufs(NULL, b, 1, &cap), -EINVAL);
+	ck_assert_int_eq(mroce_io_tx_bufs(&fake, NULL, 1, &cap), -EINVAL);
+	ck_assert_int_eq(mroce_io_tx_bufs(&fake, b, -1, &cap), -EINVAL);
+	ck_assert_int_eq(mroce_io_tx_bufs(&fake, b, 1, NULL), -EINVAL);
+	/* UDP has no buffers of its own: the caller keeps its scratch */
+	ck_assert_int_eq(mroce_io_tx_bufs(&fake, b, 2, &cap), -EOPNOTSUPP);
+	ck_assert_int_eq(mroce_io_tx_bufs(&fake, NULL, 0, &cap), -EOPNOTSUPP);
+	ck_assert_ptr_null(b[0]);
+	ck_assert_uint_eq(cap, 7);
+	/* put of what was never handed out: ignored */
+	mroce_io_tx_bufs_put(&fake, b, 2);
+	mroce_io_tx_bufs_put(NULL, b, 2);
+}
+END_TEST
+
 MROCE_SUITE(io_afxdp_suite)
 Suite *io_afxdp_suite(void)
 {
@@ -113,6 +137,7 @@ Suite *io_afxdp_suite(void)
 	tcase_add_test(tc, afxdp_open__no_such_interface);
 	tcase_add_test(tc, afxdp_open__refuses_interface_without_mroce);
 	tcase_add_test(tc, afxdp_extras__refuse_other_backends);
+	tcase_add_test(tc, tx_bufs__only_where_the_backend_has_them);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,19 @@
  * receive frame to the fill ring and a completion to the stack can never
  * find the ring full (no error path on release).
  *
+ * Zero-copy transmit slots (cfg.tx_slots, mroce_io_tx_bufs()) follow the
+ * frames, outside both halves, so that receive keeps all of its frames: a
+ * slot is the largest frame rounded up to whole frames ("chunks": 3 of
+ * 4 KiB with multi-buffer, else 1). The owner writes a payload of up to
+ * the largest frame - AFXDP_TX_HEADROOM bytes at slot + AFXDP_TX_HEADROOM;
+ * transmit writes the headers just in front of it and posts the frame as
+ * one descriptor per chunk it touches (aligned UMEM: a descriptor never
+ * crosses a chunk; the first starts mid-chunk). The completion ring is
+ * sized for every frame and slot chunk at once (never full). Completions
+ * are per descriptor and are not assumed to come in any order: a slot
+ * counts the descriptors the kernel still holds and is free again when
+ * none is left.
+ *
  * Multi-buffer (cfg.multi_buffer, bind flag XDP_USE_SG): a frame larger
  * than one UMEM frame arrives as a chain of descriptors, all but the last
  * with XDP_PKT_CONTD. The receive path copies a chain into one of a fixed
@@ -55,6 +68,11 @@
 /* Largest frame the backend builds or reassembles: a 9000-byte MTU plus
  * Ethernet and a VLAN tag, rounded up. */
 #define AFXDP_MAX_FRAME 9216
+/* Room in front of a slot's payload for the headers: at least Ethernet +
+ * 802.1Q + IPv6 + UDP (66 bytes), rounded to a cache line. */
+#define AFXDP_TX_HEADROOM 128
+/* Most slots a backend may have (UMEM and ring budget). */
+#define AFXDP_MAX_SLOTS 4096
 /* Reassembly buffers for chained receive frames (held until release). */
 #define AFXDP_RBUFS 256
 /* Descriptors looked at per rx() call. */
@@ -85,6 +103,12 @@ struct afxdp_neigh {
 	uint64_t expires; /* CLOCK_MONOTONIC ns */
 };
 
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_OWNER,  /* handed out by tx_bufs(), not sent yet */
+	SLOT_KERNEL, /* posted: slot_refs[] descriptors not completed */
+};
+
 struct afxdp_io {
 	struct mroce_io io; /* first: the dispatcher's view */
 	char ifname[IF_NAMESIZE];
@@ -97,7 +121,7 @@ struct afxdp_io {
 	struct xsk_ring_cons cq, rx;
 	uint8_t *area;
 	size_t area_len;
-	uint32_t frame_size, nframes, ring_size;
+	uint32_t frame_size, nframes, ring_size, comp_size;
 	bool maps_open, xsk_registered;
 
 	/* transmit frames not in the kernel's hands */
@@ -108,6 +132,14 @@ struct afxdp_io {
 	uint8_t *rbuf;
 	uint32_t rbuf_free[AFXDP_RBUFS];
 	uint32_t rbuf_nfree;
+
+	/* zero-copy transmit slots: UMEM offset slot_off onwards */
+	uint64_t slot_off;
+	uint32_t nslots, slot_size, slot_cap;
+	uint32_t *slot_free;
+	uint32_t slot_nfree;
+	uint8_t *slot_state; /* enum slot_state */
+	uint8_t *slot_refs;
 
 	uint8_t *scratch; /* a multi-frame packet is built here, then split */
 	uint16_t ip_id;
@@ -356,15 +388,50 @@ static void fill_put(struct afxdp_io *a, const uint64_t *addrs, uint32_t n)
 	xsk_ring_prod__submit(&a->fq, n);
 }
 
+static void slot_release(struct afxdp_io *a, uint32_t s)
+{
+	a->slot_state[s] = SLOT_FREE;
+	a->slot_free[a->slot_nfree++] = s;
+}
+
+/* Completed descriptors: a copy frame back onto its stack, one more done
+ * of a slot's (free when it was the last). */
 static void tx_reclaim(struct afxdp_io *a)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&a->cq, a->ring_size, &idx);
+	uint32_t idx, n = xsk_ring_cons__peek(&a->cq, a->comp_size, &idx);
 
-	for (uint32_t i = 0; i < n; i++)
-		a->tx_free[a->tx_nfree++] =
-			*xsk_ring_cons__comp_addr(&a->cq, idx + i);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t addr = *xsk_ring_cons__comp_addr(&a->cq, idx + i);
+		uint64_t s;
+
+		if (addr < a->slot_off) {
+			a->tx_free[a->tx_nfree++] = addr;
+			continue;
+		}
+		s = (addr - a->slot_off) / a->slot_size;
+		if (s < a->nslots && a->slot_state[s] == SLOT_KERNEL &&
+		    !--a->slot_refs[s])
+			slot_release(a, (uint32_t)s);
+	}
 	if (n)
 		xsk_ring_cons__release(&a->cq, n);
+}
+
+/* The slot whose payload starts at data and that the owner holds, or -1
+ * (any other pointer is an ordinary payload, copied). */
+static int slot_of(const struct afxdp_io *a, const uint8_t *data)
+{
+	const uint8_t *base = a->area + a->slot_off;
+	size_t off;
+
+	if (!a->nslots || data < base ||
+	    data >= base + (size_t)a->nslots * a->slot_size)
+		return -1;
+	off = (size_t)(data - base);
+	if (off % a->slot_size != AFXDP_TX_HEADROOM ||
+	    a->slot_state[off / a->slot_size] != SLOT_OWNER)
+		return -1;
+	return (int)(off / a->slot_size);
 }
 
 static bool tx_ring_empty(struct afxdp_io *a)
@@ -553,16 +620,14 @@ static void afxdp_rx_release(struct mroce_io *io, struct mroce_io_rx *pkts,
 /* Transmit                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Build the frame of p (headers from the codec, ICRC for RoCEv2) at buf.
- * Returns its length or a negative value. */
-static int tx_build(struct afxdp_io *a, const struct mroce_io_tx *p,
-		    const struct mroce_frame_spec *spec, size_t hdr,
-		    uint8_t *buf, size_t cap)
+/* Headers (and ICRC) of the frame of p whose payload is already in place
+ * at buf + header length. Returns the frame length or a negative value. */
+static int tx_finish(struct afxdp_io *a, const struct mroce_io_tx *p,
+		     const struct mroce_frame_spec *spec, uint8_t *buf,
+		     size_t cap)
 {
-	int len;
+	int len = mroce_frame_build(spec, p->len, buf, cap);
 
-	memcpy(buf + hdr, p->data, p->len);
-	len = mroce_frame_build(spec, p->len, buf, cap);
 	if (len < 0)
 		return len;
 	if (p->dport == a->io.cfg.rocev2_port &&
@@ -571,12 +636,176 @@ static int tx_build(struct afxdp_io *a, const struct mroce_io_tx *p,
 	return len;
 }
 
+/* Build the frame of p at buf: payload copied, then tx_finish(). */
+static int tx_build(struct afxdp_io *a, const struct mroce_io_tx *p,
+		    const struct mroce_frame_spec *spec, size_t hdr,
+		    uint8_t *buf, size_t cap)
+{
+	memcpy(buf + hdr, p->data, p->len);
+	return tx_finish(a, p, spec, buf, cap);
+}
+
+/* The per-packet part of the spec of p, and its header length in *hdr.
+ * false: p can never be sent (counted; the caller consumes it). */
+static bool tx_spec(struct afxdp_io *a, const struct mroce_io_tx *p,
+		    uint64_t now, struct mroce_frame_spec *spec, size_t *hdr)
+{
+	struct mroce_io *io = &a->io;
+	uint32_t cap = io->cfg.multi_buffer ? AFXDP_MAX_FRAME : a->frame_size;
+
+	if (!p->dst) {
+		io->stats.tx_errors++;
+		return false;
+	}
+	spec->l3.family = p->dst->family;
+	memcpy(spec->l3.src, io->cfg.local_addr, 16);
+	memcpy(spec->l3.dst, p->dst->addr, 16);
+	spec->l3.tos = p->ect ? 2 : 0; /* ECT(0) */
+	spec->sport = p->sport;
+	spec->dport = p->dport;
+	*hdr = mroce_frame_hdr_len(spec);
+	if (!*hdr || *hdr + p->len > cap || p->len > 0xffff) {
+		io->stats.tx_errors++;
+		return false;
+	}
+	if (neigh_resolve(a, spec->l3.family, spec->l3.dst, now, spec->dmac)) {
+		a->xstats.tx_no_neigh++;
+		io->stats.tx_errors++;
+		return false;
+	}
+	return true;
+}
+
+/* Queue the frame of p through copy frames. Returns the descriptors
+ * queued, 0 if it was dropped (counted), -ENOBUFS when the ring or the
+ * frames are short (nothing done). */
+static int tx_copy(struct afxdp_io *a, const struct mroce_io_tx *p,
+		   struct mroce_frame_spec *spec, size_t hdr)
+{
+	uint32_t flen = (uint32_t)(hdr + p->len), idx;
+	uint32_t nfrag = (flen + a->frame_size - 1) / a->frame_size;
+	int len;
+
+	if (a->tx_nfree < nfrag ||
+	    xsk_ring_prod__reserve(&a->tx, nfrag, &idx) != nfrag)
+		return -ENOBUFS;
+	spec->ip_id = a->ip_id++;
+	if (nfrag == 1) {
+		uint64_t addr = a->tx_free[a->tx_nfree - 1];
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&a->tx, idx);
+
+		len = tx_build(a, p, spec, hdr,
+			       xsk_umem__get_data(a->area, addr),
+			       a->frame_size);
+		d->addr = addr;
+		d->len = (uint32_t)len;
+		d->options = 0;
+	} else {
+		/* Several frames. IPv4 MetaRoCE: the headers do not depend
+		 * on the payload (no UDP checksum; the ICRC came with it),
+		 * so they are built alone and the payload goes straight into
+		 * the UMEM frames. IPv6 (UDP checksum) and RoCEv2 (ICRC over
+		 * the headers) need the whole packet: built contiguous
+		 * first. */
+		bool direct = spec->l3.family == AF_INET &&
+			      p->dport != a->io.cfg.rocev2_port;
+		const uint8_t *src = a->scratch;
+
+		if (direct)
+			len = mroce_frame_build(spec, p->len, a->scratch,
+						AFXDP_MAX_FRAME);
+		else
+			len = tx_build(a, p, spec, hdr, a->scratch,
+				       AFXDP_MAX_FRAME);
+		for (uint32_t j = 0, off = 0; len > 0 && j < nfrag; j++) {
+			uint64_t addr = a->tx_free[a->tx_nfree - 1 - j];
+			struct xdp_desc *d =
+				xsk_ring_prod__tx_desc(&a->tx, idx + j);
+			uint8_t *dst = xsk_umem__get_data(a->area, addr);
+			uint32_t chunk = flen - off < a->frame_size
+						 ? flen - off
+						 : a->frame_size;
+			uint32_t h = 0;
+
+			if (direct && off < hdr) {
+				/* the headers, then the payload */
+				h = (uint32_t)hdr - off < chunk
+					    ? (uint32_t)hdr - off
+					    : chunk;
+				memcpy(dst, src + off, h);
+			}
+			if (direct)
+				memcpy(dst + h, p->data + (off + h - hdr),
+				       chunk - h);
+			else
+				memcpy(dst, src + off, chunk);
+			d->addr = addr;
+			d->len = chunk;
+			d->options = j + 1 < nfrag ? XDP_PKT_CONTD : 0;
+			off += chunk;
+		}
+		a->xstats.tx_chains++;
+	}
+	if (len < 0) {
+		/* the codec refused the spec (cannot happen for the sizes
+		 * checked): give the descriptors back */
+		a->tx.cached_prod -= nfrag; /* libxdp 1.3 has no
+					     * xsk_ring_prod__cancel */
+		a->io.stats.tx_errors++;
+		return 0;
+	}
+	a->tx_nfree -= nfrag;
+	return (int)nfrag;
+}
+
+/* Queue the frame of p, whose payload is in slot s: headers written in
+ * front of it, one descriptor per chunk the frame touches. Returns as
+ * tx_copy(); on 0 the caller frees the slot. */
+static int tx_zc(struct afxdp_io *a, const struct mroce_io_tx *p,
+		 struct mroce_frame_spec *spec, size_t hdr, uint32_t s)
+{
+	uint64_t addr = a->slot_off + (uint64_t)s * a->slot_size +
+			AFXDP_TX_HEADROOM - hdr;
+	uint32_t flen = (uint32_t)(hdr + p->len), fs = a->frame_size, idx;
+	uint32_t ndesc = (uint32_t)((addr + flen - 1) / fs - addr / fs + 1);
+	uint8_t *frame = a->area + addr;
+
+	if (p->len > a->slot_cap || (ndesc > 1 && !a->io.cfg.multi_buffer)) {
+		a->io.stats.tx_errors++; /* more than the slot holds */
+		return 0;
+	}
+	if (xsk_ring_prod__reserve(&a->tx, ndesc, &idx) != ndesc)
+		return -ENOBUFS;
+	spec->ip_id = a->ip_id++;
+	if (tx_finish(a, p, spec, frame, flen) < 0) {
+		a->tx.cached_prod -= ndesc;
+		a->io.stats.tx_errors++;
+		return 0;
+	}
+	for (uint32_t j = 0, off = 0; j < ndesc; j++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&a->tx, idx + j);
+		uint32_t room = fs - (uint32_t)(addr % fs);
+		uint32_t chunk = flen - off < room ? flen - off : room;
+
+		d->addr = addr;
+		d->len = chunk;
+		d->options = j + 1 < ndesc ? XDP_PKT_CONTD : 0;
+		addr += chunk;
+		off += chunk;
+	}
+	a->slot_state[s] = SLOT_KERNEL;
+	a->slot_refs[s] = (uint8_t)ndesc;
+	a->xstats.tx_zc_pkts++;
+	if (ndesc > 1)
+		a->xstats.tx_chains++;
+	return (int)ndesc;
+}
+
 static int afxdp_tx(struct mroce_io *io, const struct mroce_io_tx *pkts, int n)
 {
 	struct afxdp_io *a = to_afxdp(io);
 	struct mroce_frame_spec spec;
-	uint32_t ndesc = 0,
-		 cap = io->cfg.multi_buffer ? AFXDP_MAX_FRAME : a->frame_size;
+	uint32_t ndesc = 0;
 	uint64_t now = now_ns();
 	int done = 0;
 
@@ -587,114 +816,74 @@ static int afxdp_tx(struct mroce_io *io, const struct mroce_io_tx *pkts, int n)
 	spec.l3.ttl = 64;
 	for (; done < n; done++) {
 		const struct mroce_io_tx *p = &pkts[done];
-		uint32_t nfrag, idx, flen;
+		int s = slot_of(a, p->data), r = 0;
 		size_t hdr;
-		int len;
 
-		spec.l3.family = p->dst->family;
-		memcpy(spec.l3.src, io->cfg.local_addr, 16);
-		memcpy(spec.l3.dst, p->dst->addr, 16);
-		spec.l3.tos = p->ect ? 2 : 0; /* ECT(0) */
-		spec.sport = p->sport;
-		spec.dport = p->dport;
-		hdr = mroce_frame_hdr_len(&spec);
-		if (!hdr || hdr + p->len > cap || p->len > 0xffff) {
-			io->stats.tx_errors++;
-			continue; /* can never be sent: consumed */
-		}
-		if (neigh_resolve(a, spec.l3.family, spec.l3.dst, now,
-				  spec.dmac)) {
-			a->xstats.tx_no_neigh++;
-			io->stats.tx_errors++;
-			continue;
-		}
-		flen = (uint32_t)(hdr + p->len);
-		nfrag = (flen + a->frame_size - 1) / a->frame_size;
-		if (a->tx_nfree < nfrag ||
-		    xsk_ring_prod__reserve(&a->tx, nfrag, &idx) != nfrag) {
+		if (tx_spec(a, p, now, &spec, &hdr))
+			r = s >= 0 ? tx_zc(a, p, &spec, hdr, (uint32_t)s)
+				   : tx_copy(a, p, &spec, hdr);
+		if (r == -ENOBUFS) {
+			/* the rest (slots included) stays the caller's */
 			io->stats.tx_full += (uint64_t)(n - done);
 			break;
 		}
-		spec.ip_id = a->ip_id++;
-		if (nfrag == 1) {
-			uint64_t addr = a->tx_free[a->tx_nfree - 1];
-			struct xdp_desc *d =
-				xsk_ring_prod__tx_desc(&a->tx, idx);
-
-			len = tx_build(a, p, &spec, hdr,
-				       xsk_umem__get_data(a->area, addr),
-				       a->frame_size);
-			d->addr = addr;
-			d->len = (uint32_t)len;
-			d->options = 0;
-		} else {
-			/* Several frames. IPv4 MetaRoCE: the headers do not
-			 * depend on the payload (no UDP checksum; the ICRC
-			 * came with it), so they are built alone and the
-			 * payload goes straight into the UMEM frames. IPv6
-			 * (UDP checksum) and RoCEv2 (ICRC over the headers)
-			 * need the whole packet: built contiguous first. */
-			bool direct = spec.l3.family == AF_INET &&
-				      p->dport != a->io.cfg.rocev2_port;
-			const uint8_t *src = a->scratch;
-
-			if (direct) {
-				len = mroce_frame_build(&spec, p->len,
-							a->scratch,
-							AFXDP_MAX_FRAME);
-			} else {
-				len = tx_build(a, p, &spec, hdr, a->scratch,
-					       AFXDP_MAX_FRAME);
-			}
-			for (uint32_t j = 0, off = 0; len > 0 && j < nfrag;
-			     j++) {
-				uint64_t addr = a->tx_free[a->tx_nfree - 1 - j];
-				struct xdp_desc *d =
-					xsk_ring_prod__tx_desc(&a->tx, idx + j);
-				uint8_t *dst = xsk_umem__get_data(a->area, addr);
-				uint32_t chunk = flen - off < a->frame_size
-							 ? flen - off
-							 : a->frame_size;
-				uint32_t h = 0;
-
-				if (direct && off < hdr) {
-					/* the headers, then the payload */
-					h = (uint32_t)hdr - off < chunk
-						    ? (uint32_t)hdr - off
-						    : chunk;
-					memcpy(dst, src + off, h);
-				}
-				if (direct)
-					memcpy(dst + h,
-					       p->data + (off + h - hdr),
-					       chunk - h);
-				else
-					memcpy(dst, src + off, chunk);
-				d->addr = addr;
-				d->len = chunk;
-				d->options = j + 1 < nfrag ? XDP_PKT_CONTD : 0;
-				off += chunk;
-			}
-			a->xstats.tx_chains++;
-		}
-		if (len < 0) {
-			/* the codec refused the spec (cannot happen for the
-			 * sizes checked above): give the slots back */
-			a->tx.cached_prod -= nfrag; /* libxdp 1.3 has no
-						     * xsk_ring_prod__cancel */
-			io->stats.tx_errors++;
+		if (!r) {
+			/* can never be sent: consumed, its slot freed */
+			if (s >= 0)
+				slot_release(a, (uint32_t)s);
 			continue;
 		}
-		a->tx_nfree -= nfrag;
-		ndesc += nfrag;
+		ndesc += (uint32_t)r;
 		io->stats.tx_pkts++;
 		io->stats.tx_bytes += p->len;
 	}
 	if (ndesc) {
 		xsk_ring_prod__submit(&a->tx, ndesc);
 		tx_kick(a, ndesc);
+	} else if (done < n && !tx_ring_empty(a)) {
+		/* full of frames a dropped one (EBUSY) left behind: only a
+		 * kick moves them, and a caller that only transmits would
+		 * otherwise find the ring full for ever */
+		tx_kick(a, 0);
 	}
 	return done;
+}
+
+static int afxdp_tx_bufs(struct mroce_io *io, uint8_t **bufs, int n,
+			 uint32_t *cap)
+{
+	struct afxdp_io *a = to_afxdp(io);
+	int got = 0;
+
+	if (!a->nslots)
+		return -EOPNOTSUPP;
+	*cap = a->slot_cap;
+	if (n && a->slot_nfree < (uint32_t)n) {
+		/* slots come back as the ring drains: move it on first */
+		if (!tx_ring_empty(a))
+			tx_kick(a, 0);
+		tx_reclaim(a);
+	}
+	while (got < n && a->slot_nfree) {
+		uint32_t s = a->slot_free[--a->slot_nfree];
+
+		a->slot_state[s] = SLOT_OWNER;
+		bufs[got++] = a->area + a->slot_off +
+			      (uint64_t)s * a->slot_size + AFXDP_TX_HEADROOM;
+	}
+	return got;
+}
+
+static void afxdp_tx_bufs_put(struct mroce_io *io, uint8_t *const *bufs, int n)
+{
+	struct afxdp_io *a = to_afxdp(io);
+
+	for (int i = 0; i < n; i++) {
+		int s = slot_of(a, bufs[i]);
+
+		if (s >= 0)
+			slot_release(a, (uint32_t)s);
+	}
 }
 
 static int afxdp_fd(const struct mroce_io *io)
@@ -729,6 +918,9 @@ static void afxdp_close(struct mroce_io *io)
 	if (a->nl_fd >= 0)
 		close(a->nl_fd);
 	free(a->tx_free);
+	free(a->slot_free);
+	free(a->slot_state);
+	free(a->slot_refs);
 	free(a->scratch);
 	free(a);
 }
@@ -784,7 +976,7 @@ static int open_xsk(struct afxdp_io *a)
 	const struct mroce_io_cfg *cfg = &a->io.cfg;
 	struct xsk_umem_config ucfg = {
 		.fill_size = a->ring_size,
-		.comp_size = a->ring_size,
+		.comp_size = a->comp_size,
 		.frame_size = a->frame_size,
 		.frame_headroom = 0,
 		.flags = 0,
@@ -800,7 +992,7 @@ static int open_xsk(struct afxdp_io *a)
 	uint64_t *addrs;
 	int err;
 
-	a->area_len = (size_t)a->nframes * a->frame_size;
+	a->area_len = a->slot_off + (size_t)a->nslots * a->slot_size;
 	a->area = mmap(NULL, a->area_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (a->area == MAP_FAILED) {
@@ -828,7 +1020,31 @@ static int open_xsk(struct afxdp_io *a)
 	for (uint32_t i = 0; i < a->ring_size; i++)
 		a->tx_free[a->tx_nfree++] =
 			(uint64_t)(rx_frames + i) * a->frame_size;
+	for (uint32_t i = 0; i < a->nslots; i++)
+		a->slot_free[a->slot_nfree++] = a->nslots - 1 - i;
 	return 0;
+}
+
+/* Slot geometry and the completion ring's size (see the top comment):
+ * a slot holds AFXDP_TX_HEADROOM and the largest frame; the completion
+ * ring holds every transmit frame and slot chunk. */
+static void size_slots(struct afxdp_io *a)
+{
+	uint32_t fs = a->frame_size, chunks;
+
+	a->nslots = a->io.cfg.tx_slots;
+	if (a->io.cfg.multi_buffer) {
+		a->slot_size = (AFXDP_MAX_FRAME + fs - 1) / fs * fs;
+		a->slot_cap = AFXDP_MAX_FRAME - AFXDP_TX_HEADROOM;
+	} else {
+		a->slot_size = fs;
+		a->slot_cap = fs - AFXDP_TX_HEADROOM;
+	}
+	chunks = a->slot_size / fs;
+	a->slot_off = (uint64_t)a->nframes * fs;
+	a->comp_size = 1;
+	while (a->comp_size < a->ring_size + a->nslots * chunks)
+		a->comp_size *= 2;
 }
 
 static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
@@ -839,7 +1055,7 @@ static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 	*out = NULL;
 	if (!cfg->ifname || strlen(cfg->ifname) >= IF_NAMESIZE ||
 	    (cfg->family != AF_INET && cfg->family != AF_INET6) ||
-	    cfg->queue >= MROCE_MAX_QUEUES)
+	    cfg->queue >= MROCE_MAX_QUEUES || cfg->tx_slots > AFXDP_MAX_SLOTS)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -872,9 +1088,14 @@ static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 	if (err)
 		goto fail;
 	err = -ENOMEM;
+	size_slots(a);
 	a->tx_free = calloc(a->ring_size, sizeof(*a->tx_free));
+	a->slot_free = calloc(a->nslots + 1, sizeof(*a->slot_free));
+	a->slot_state = calloc(a->nslots + 1, 1);
+	a->slot_refs = calloc(a->nslots + 1, 1);
 	a->scratch = malloc(AFXDP_MAX_FRAME);
-	if (!a->tx_free || !a->scratch)
+	if (!a->tx_free || !a->slot_free || !a->slot_state || !a->slot_refs ||
+	    !a->scratch)
 		goto fail;
 	a->rbuf = mmap(NULL, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME,
 		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -917,6 +1138,8 @@ const struct mroce_io_ops mroce_io_afxdp_ops = {
 	.rx_release = afxdp_rx_release,
 	.tx = afxdp_tx,
 	.fd = afxdp_fd,
+	.tx_bufs = afxdp_tx_bufs,
+	.tx_bufs_put = afxdp_tx_bufs_put,
 };
 
 /* ------------------------------------------------------------------ */
@@ -981,5 +1204,7 @@ int mroce_io_afxdp_get_stats(const struct mroce_io *io,
 	s->rx_ring_full = ks.rx_ring_full;
 	s->rx_fill_ring_empty_descs = ks.rx_fill_ring_empty_descs;
 	s->tx_ring_empty_descs = ks.tx_ring_empty_descs;
+	s->tx_slots = a->nslots;
+	s->tx_slots_free = a->slot_nfree;
 	return 0;
 }

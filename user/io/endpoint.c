@@ -52,6 +52,10 @@ extern int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto,
 #define EP_TX_BATCH 64
 #define EP_RX_ROUNDS 4	/* bounded: a flood cannot starve tx and timers */
 #define EP_TX_ROUNDS 16
+/* Zero-copy transmit buffers asked of a single AF_XDP backend: what both
+ * engines hold pending (2 x EP_TX_BATCH) plus what the kernel still has
+ * in flight. 6 MiB of UMEM at 4 KiB frames with multi-buffer. */
+#define EP_TX_SLOTS 512
 
 struct ep_eng {
 	struct mroce_engine *e;	/* NULL: transport not run */
@@ -69,6 +73,10 @@ struct ep_eng {
 	struct mroce_tx_pkt tx[EP_TX_BATCH];
 	int tx_head, tx_n;
 	uint8_t *txbuf;
+	/* zero-copy buffers held for the next mroce_engine_tx() (the
+	 * backend's; kept across rounds, not given back unfilled) */
+	uint8_t *zb[EP_TX_BATCH];
+	int nzb;
 };
 
 struct mroce_ep {
@@ -78,6 +86,7 @@ struct mroce_ep {
 	int nios;
 	int epfd;		/* over the ios' fds when nios > 1, else -1 */
 	bool afxdp;
+	bool zc;		/* the engines write into the backend's buffers */
 	uint8_t family;
 	uint8_t local[16];
 	size_t txcap;
@@ -262,6 +271,12 @@ static int ep_open_ios(struct mroce_ep *ep, struct mroce_io_cfg *ic,
 	ep->qids = calloc((size_t)n, sizeof(*ep->qids));
 	if (!ep->ios || !ep->qids)
 		return -ENOMEM;
+	/* Zero-copy buffers only with one backend: several take packets
+	 * by source port, and a buffer belongs to one backend. */
+	if (ep->afxdp && n == 1 && !ic->tx_slots)
+		ic->tx_slots = EP_TX_SLOTS;
+	else if (n > 1)
+		ic->tx_slots = 0;
 	for (int q = 0; q < n; q++) {
 		if (n > 1)
 			ic->queue = (uint32_t)q;
@@ -355,6 +370,15 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 		goto fail;
 
 	ep->txcap = MROCE_MAX_PAYLOAD + 256;
+	if (ep->nios == 1) {
+		uint32_t zcap;
+
+		/* The engine gets one capacity for every buffer: the
+		 * smaller of the zero-copy buffers' and the scratch's. */
+		ep->zc = mroce_io_tx_bufs(ep->io, NULL, 0, &zcap) == 0;
+		if (ep->zc && zcap < ep->txcap)
+			ep->txcap = zcap;
+	}
 	for (int i = 0; i < 2; i++) {
 		if (!ep->eng[i].e)
 			continue;
@@ -763,10 +787,33 @@ static int pump_tx_eng(struct mroce_ep *ep, struct ep_eng *g, uint64_t now,
 
 	*full = false;
 	if (!g->tx_n) {
+		int nz = g->nzb;
+
+		/* Zero-copy: the engine writes into the backend's buffers;
+		 * when they run short, the rest into scratch (copied). The
+		 * ones it did not fill stay here for the next round. */
+		if (ep->zc && nz < EP_TX_BATCH) {
+			uint32_t cap;
+			int k = mroce_io_tx_bufs(ep->io, g->zb + nz,
+						 EP_TX_BATCH - nz, &cap);
+
+			if (k > 0)
+				g->nzb = nz += k;
+		}
 		for (int i = 0; i < EP_TX_BATCH; i++)
-			g->tx[i].buf = g->txbuf + i * ep->txcap;
+			g->tx[i].buf =
+				i < nz ? g->zb[i] : g->txbuf + i * ep->txcap;
 		n = mroce_engine_tx(g->e, g->tx, EP_TX_BATCH, ep->txcap, now);
-		if (n <= 0)
+		if (n < 0)
+			n = 0;
+		if (n && nz) {
+			int used = n < nz ? n : nz;
+
+			memmove(g->zb, g->zb + used,
+				(size_t)(nz - used) * sizeof(g->zb[0]));
+			g->nzb = nz - used;
+		}
+		if (!n)
 			return 0;
 		g->tx_head = 0;
 		g->tx_n = n;
@@ -774,25 +821,18 @@ static int pump_tx_eng(struct mroce_ep *ep, struct ep_eng *g, uint64_t now,
 	n = g->tx_n;
 	if (ep->nios > 1)
 		return pump_tx_spread(ep, g, full);
-	for (int i = 0; i < n; i++) {
-		const struct mroce_tx_pkt *p = &g->tx[g->tx_head + i];
-
-		tx[i] = (struct mroce_io_tx){
-			.data = p->buf,
-			.len = p->len,
-			.dst = p->peer >= 0 && p->peer < g->npeers &&
-					       g->peers[p->peer].family
-				       ? &g->peers[p->peer]
-				       : NULL,
-			.sport = p->sport,
-			.dport = p->dport,
-			.ect = p->ect,
-		};
-	}
+	if (n <= 0 || n > EP_TX_BATCH)
+		return 0; /* cannot happen; tells the compiler tx[] is set */
+	for (int i = 0; i < n; i++)
+		tx[i] = io_tx_of(g, &g->tx[g->tx_head + i]);
 	sent = mroce_io_tx(ep->io, tx, n);
 	if (sent < 0) {
 		/* Unsendable batch (e.g. unknown peer): lost as on a wire;
-		 * the transport retransmits or fails it. */
+		 * the transport retransmits or fails it. Its zero-copy
+		 * buffers go back (put ignores the scratch ones). */
+		for (int i = 0; i < n; i++)
+			mroce_io_tx_bufs_put(ep->io,
+					     &g->tx[g->tx_head + i].buf, 1);
 		g->tx_n = 0;
 		return 0;
 	}

@@ -84,6 +84,21 @@ int mroce_io_tx(struct mroce_io *io, const struct mroce_io_tx *pkts, int n)
 	return io->ops->tx(io, pkts, n);
 }
 
+int mroce_io_tx_bufs(struct mroce_io *io, uint8_t **bufs, int n, uint32_t *cap)
+{
+	if (!io || !cap || (!bufs && n > 0) || n < 0)
+		return -EINVAL;
+	if (!io->ops->tx_bufs)
+		return -EOPNOTSUPP;
+	return io->ops->tx_bufs(io, bufs, n, cap);
+}
+
+void mroce_io_tx_bufs_put(struct mroce_io *io, uint8_t *const *bufs, int n)
+{
+	if (io && bufs && n > 0 && io->ops->tx_bufs_put)
+		io->ops->tx_bufs_put(io, bufs, n);
+}
+
 int mroce_io_fd(const struct mroce_io *io)
 {
 	if (!io)

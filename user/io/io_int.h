@@ -13,6 +13,10 @@ struct mroce_io_ops {
 			   int n);
 	int (*tx)(struct mroce_io *io, const struct mroce_io_tx *pkts, int n);
 	int (*fd)(const struct mroce_io *io);
+	/* optional (NULL: -EOPNOTSUPP): zero-copy transmit buffers */
+	int (*tx_bufs)(struct mroce_io *io, uint8_t **bufs, int n,
+		       uint32_t *cap);
+	void (*tx_bufs_put)(struct mroce_io *io, uint8_t *const *bufs, int n);
 };
 
 /* Every backend's private struct starts with this. */
