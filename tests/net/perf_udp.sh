@@ -93,6 +93,6 @@ expect_exit 1 "[Rr]efused" "no-server case" \
 
 # Bad arguments: exit 2 with a message.
 usage_errors "$PERF" "write_bw -s 0" "nosuch_bw" "write_bw --transport ib" \
-	"write_lat -q 2" "write_bw -n 5 -D 1"
+	"write_lat -q 2" "write_bw -n 5 -D 1" "write_bw --cycle_buffer 10"
 
 ns_summary perf_udp
