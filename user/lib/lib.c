@@ -472,9 +472,15 @@ int mrv_wait_cq(struct mrv_cq *cq, int timeout_ms)
 	start = mrv_now_ns();
 	deadline = timeout_ms < 0 ? UINT64_MAX
 				  : start + (uint64_t)timeout_ms * 1000000ull;
-	/* Adaptive: spin briefly (a reply is often microseconds away), then
-	 * sleep on the backend fd until a packet or the next engine timer. */
-	spin_until = start + 50000;
+	/* Adaptive: spin while packets move and briefly after (a reply is
+	 * often microseconds away), then sleep on the backend fd until a
+	 * packet or the next engine timer. The spin restarts with every
+	 * round that moved packets: a process that waits while traffic
+	 * flows through its engine (the target of WRITEs gets no
+	 * completions) would otherwise sleep and be woken for every packet,
+	 * and each wake-up runs on the sending core, inside the kernel's
+	 * delivery of the packet (write_bw's sender paid for it). */
+	spin_until = start + MRV_SPIN_NS;
 	pfd.fd = mroce_ep_fd(dev->ep);
 	pfd.events = POLLIN;
 	for (;;) {
@@ -493,6 +499,8 @@ int mrv_wait_cq(struct mrv_cq *cq, int timeout_ms)
 		now = mrv_now_ns();
 		if (now >= deadline)
 			return -ETIMEDOUT;
+		if (err > 0)
+			spin_until = now + MRV_SPIN_NS;
 		if (now < spin_until || pfd.fd < 0)
 			continue;
 		wake = mroce_ep_next_timer(dev->ep, now);

@@ -11,6 +11,8 @@
 #include "../io/endpoint.h"
 
 #define MRV_CQ_STASH 32
+/* mrv_wait_cq spins this long after the last round that moved packets */
+#define MRV_SPIN_NS 50000ull
 
 struct mrv_device {
 	struct mroce_ep *ep;	/* backend + engine: the pump */
