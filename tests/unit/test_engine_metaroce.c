@@ -2024,6 +2024,60 @@ START_TEST(pace__software_endpoint_sends_a_burst)
 }
 END_TEST
 
+/* ACK coalescing on software endpoints (jitter_us): 64 WRITEs posted at
+ * once, each 8 packets over the 8 paths. A hardware-like receiver flushes
+ * every path's ACK at each message end (ACK_REQ|LAST); a software sender
+ * asks for that only on the last message posted, and a software receiver
+ * coalesces the rest by count and MR_ACK_DELAY_SW_NS: far fewer ACKs for
+ * the same data, and the stream still completes. A lone message (nothing
+ * posted behind it) still asks at once: it completes in a few round trips,
+ * not after the coalescing delay. */
+static uint64_t acks_for_stream(uint32_t jitter_us, uint64_t *lone_ns)
+{
+	struct mroce_engine_cfg cfg = base_cfg();
+	struct mroce_engine_stats a, b;
+	struct pair s;
+	uint64_t t0;
+	const int nmsg = 64;
+
+	cfg.jitter_us = jitter_us;
+	pair_setup_cfg(&s, &cfg, 1 << 20, true);
+	write_ok(&s, 1, 8192, 0, 1);	/* established */
+	s.p.now += 1000000;
+	t0 = s.p.now;
+	write_ok(&s, 2, 8192, 8192, 2);
+	*lone_ns = s.p.now - t0;
+	mroce_engine_get_stats(s.p.e[1], &a);
+	for (int i = 0; i < nmsg; i++)
+		ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE,
+				      (uint64_t)(10 + i), 0, 8192,
+				      (uint32_t)(i % 64) * 8192),
+				 0);
+	ck_assert(run_until_wcs(&s, 2 + nmsg, 0, 1000000000ull));
+	for (int i = 0; i < 2 + nmsg; i++)
+		ck_assert_int_eq(s.s[0].wc[i].status, MROCE_WC_SUCCESS);
+	mroce_engine_get_stats(s.p.e[1], &b);
+	ck_assert_uint_eq(b.rx_data_pkts - a.rx_data_pkts, (uint64_t)nmsg * 8);
+	pair_fini(&s);
+	return b.tx_acks - a.tx_acks;
+}
+
+START_TEST(ack__software_receiver_coalesces_a_stream_of_messages)
+{
+	uint64_t lone_sw, lone_hw;
+	uint64_t sw = acks_for_stream(10000, &lone_sw),
+		 hw = acks_for_stream(0, &lone_hw);
+
+	/* hardware-like: at least one ACK per message end */
+	ck_assert_uint_ge(hw, 64);
+	/* software: by count (8 per path), at most a quarter of that */
+	ck_assert_uint_le(sw * 4, hw);
+	ck_assert_uint_gt(sw, 0);
+	/* the lone message did not wait for the coalescing delay */
+	ck_assert_uint_lt(lone_sw, MR_ACK_DELAY_SW_NS / 4);
+}
+END_TEST
+
 /* Software endpoints (cfg.jitter_us): their RTT jitters by the hosts'
  * scheduling and their rate is usually the host's, so they judge the
  * planes by a queue that stays on every path. Here the planes limit:
@@ -2730,6 +2784,7 @@ Suite *engine_metaroce_suite(void)
 	tcase_add_test(tc, path_explore__software_endpoint_finds_the_idle_plane);
 	tcase_add_test(tc, path_explore__software_endpoint_still_on_a_clean_fabric);
 	tcase_add_test(tc, pace__software_endpoint_sends_a_burst);
+	tcase_add_test(tc, ack__software_receiver_coalesces_a_stream_of_messages);
 	tcase_add_test(tc, path__receiver_paused_then_resumed_completes);
 	tcase_add_test(tc, psn__wraps_at_2_32);
 	tcase_add_test(tc, rx__mutated_packets_never_write_outside_regions);

@@ -770,11 +770,24 @@ void mr_rx_mark(struct mr_path *p, uint32_t d)
 	sack_shr(p, 1 + ones);
 }
 
-static void ack_want(struct mr_path *p, bool urgent, uint64_t now)
+/* How long an ACK of ours may wait for company. A software endpoint
+ * (cfg.jitter_us) waits longer: spread over 8 paths, a software sender's
+ * packets arrive on each path tens of µs apart, so 8 µs coalesced
+ * nothing and every data packet cost an ACK, whose receive is part of
+ * the sender's time per packet; its peer's timers allow for
+ * milliseconds of scheduling jitter anyway. Whatever needs an answer at
+ * once still gets one (the urgent cases of ack_want). */
+static uint64_t ack_delay_ns(const struct mroce_engine *e)
+{
+	return e->cfg.jitter_us ? MR_ACK_DELAY_SW_NS : MR_ACK_DELAY_NS;
+}
+
+static void ack_want(const struct mroce_engine *e, struct mr_path *p,
+		     bool urgent, uint64_t now)
 {
 	p->ack_pending++;
 	if (!p->ack_due)
-		p->ack_due = now + MR_ACK_DELAY_NS;
+		p->ack_due = now + ack_delay_ns(e);
 	if (urgent || p->ack_pending >= MR_ACK_EVERY)
 		p->ack_urgent = 1;
 }
@@ -1138,12 +1151,12 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 		      sack_test(p, (uint32_t)d - 1))) {
 		e->stats.rx_dup++;
 		p->ack_flags |= MROCE_ACKF_DUP;
-		ack_want(p, true, now);
+		ack_want(e, p, true, now);
 		return 0;
 	}
 	if (d > MROCE_SACK_BITS) {
 		e->stats.rx_out_of_window++;
-		ack_want(p, true, now);
+		ack_want(e, p, true, now);
 		return -ERANGE;
 	}
 	if (d > 0)
@@ -1153,20 +1166,23 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	r = place(e, c, slot, pk);
 	if (r != PL_REFUSE)
 		mr_rx_mark(p, (uint32_t)d);
-	/* ACK at once on a gap, a refusal, the end of a message, and when
-	 * a hole is filled (a retransmission: the sender is waiting for
-	 * exactly this, and coalescing would add its delay to every loss
-	 * recovery). */
-	ack_want(p, d > 0 || r == PL_REFUSE ||
-			     (pk->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST |
-					   MROCE_F_RETX)) ||
+	/* ACK at once on a gap, a refusal, a request (the end of a message
+	 * that nothing follows at once), and when a hole is filled (a
+	 * retransmission: the sender is waiting for exactly this, and
+	 * coalescing would add its delay to every loss recovery). */
+	ack_want(e, p, d > 0 || r == PL_REFUSE ||
+			     (pk->flags & (MROCE_F_ACK_REQ | MROCE_F_RETX)) ||
 			     filled,
 		 now);
-	if (pk->flags & MROCE_F_LAST) {
+	if ((pk->flags & (MROCE_F_LAST | MROCE_F_ACK_REQ)) ==
+	    (MROCE_F_LAST | MROCE_F_ACK_REQ)) {
 		/* The message's other segments went over the other paths
 		 * and may sit in their ACK coalescing: the sender completes
 		 * it only when all are acknowledged, so flush them now
-		 * rather than a coalescing delay later. */
+		 * rather than a coalescing delay later. (A sender with
+		 * more messages right behind leaves ACK_REQ off: they keep
+		 * the ACKs coming, and flushing every path at every
+		 * message end made one ACK per data packet.) */
 		for (int i = 0; i < c->npaths; i++)
 			if (c->path[i].ack_pending)
 				c->path[i].ack_urgent = 1;
@@ -1196,7 +1212,7 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 	 * send, proves nothing; nor does one of a path whose data was
 	 * lost, as in an incast's downlink drops, nor a port check: CHECK,
 	 * its sender has nothing outstanding there). */
-	late = MR_ACK_DELAY_NS + (uint64_t)e->cfg.jitter_us * 1000;
+	late = ack_delay_ns(e) + (uint64_t)e->cfg.jitter_us * 1000;
 	lost = !(pk->flags & MROCE_F_CHECK) && p->ack_at &&
 	       now - p->ack_at >= late &&
 	       !mroce_psn_before(p->ack_cum, pk->next_psn);
@@ -1210,7 +1226,7 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 		for (int i = 0; i < c->npaths; i++)
 			ack_port_check(e, c, &c->path[i], now, true);
 	}
-	ack_want(p, true, now);
+	ack_want(e, p, true, now);
 	return 0;
 }
 
@@ -1871,7 +1887,7 @@ static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 			rx_path_reset(c, &c->path[0], 0, 0);
 		c->path[0].rx_sport = c->path[0].sport;
 		c->ack_accept = 1;
-		ack_want(&c->path[0], true, now);
+		ack_want(e, &c->path[0], true, now);
 		return 1;
 	}
 	if (c->state != MR_CONN_ESTABLISHED)
@@ -2065,9 +2081,17 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 	pk.offset = seg * mtu;
 	pk.msg_len = msg_len;
 	pk.payload_len = len;
-	if (seg + 1 == nsegs)
-		pk.flags |= MROCE_F_LAST | MROCE_F_ACK_REQ;
-	else
+	if (seg + 1 == nsegs) {
+		pk.flags |= MROCE_F_LAST;
+		/* The end of a message asks for an ACK of every path at
+		 * once (rx_data), so the message completes without a
+		 * coalescing delay. A software endpoint skips it when a
+		 * later message of the QP is already posted: that one
+		 * follows at once, and its completion is what waits. */
+		if (!e->cfg.jitter_us || r->j ||
+		    r->w->msn + 1 == r->qp->next_msn)
+			pk.flags |= MROCE_F_ACK_REQ;
+	} else
 		pk.flags &= ~MROCE_F_SOLICITED;
 	/* A window smaller than the receiver's ACK count cannot trigger an
 	 * ACK by count: the packet that fills it asks for an immediate one,

@@ -24,6 +24,7 @@
 #define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
 #define MR_PACE_BURST	32	/* software endpoints: packets per burst */
 #define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
+#define MR_ACK_DELAY_SW_NS 250000 /* ... on a software endpoint (jitter_us) */
 #define MR_ACK_PROBE_EVERY 8	/* our ACKs on an idle port between probes */
 #define MR_ACK_CHECK_NS	50000	/* a PROBE probes our idle ports this often */
 #define MR_RNR_TIMER	5	/* our RNR NAK timer, units of 10 us */
