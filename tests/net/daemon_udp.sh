@@ -66,6 +66,16 @@ for tr in metaroce rocev2; do
 	run write_lat $tr 64 100
 done
 
+# The spraying block counts this run only: the same write_bw again, on
+# daemons that carried every run above, reports about the packets of its
+# first run (it showed the daemon's totals since it started).
+sent() { sed -n 's/^ *Data packets *: \([0-9]*\) sent.*/\1/p' "$1"; }
+s1=$(sent "$TMP/write_bw-metaroce")
+run write_bw metaroce 12000 200
+s2=$(sent "$TMP/write_bw-metaroce")
+[ -n "$s1" ] && [ -n "$s2" ] && [ "$s1" -gt 0 ] && [ "$s2" -lt $((s1 * 3 / 2)) ] ||
+	flunk "write_bw data packets not per run: first $s1, again $s2"
+
 # Two applications on each daemon at once, both verifying.
 P1=$((PORT + 1))
 P2=$((PORT + 2))

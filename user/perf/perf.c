@@ -82,6 +82,7 @@ struct ctx {
 	int ctl;	    /* control socket (first QP's) */
 	uint64_t bad_bytes; /* verify failures seen here */
 	char local[64];
+	struct mrv_dev_stats st0; /* the device's counters before the run */
 };
 
 static const char *prog = "mroce_perf";
@@ -508,6 +509,21 @@ static int poll_wc(struct ctx *c, struct mrv_wc *wc, int n)
 	return k;
 }
 
+/* The device's counters since setup(): in daemon mode they are the
+ * daemon's, which ran earlier tests too (every row of a demo showed the
+ * sum of the rows before it). Other applications of the same daemon
+ * still count. */
+static void run_stats(struct ctx *c, struct mrv_dev_stats *st)
+{
+	mrv_query_stats(c->dev, st);
+	st->tx_data_pkts -= c->st0.tx_data_pkts;
+	st->rx_data_pkts -= c->st0.rx_data_pkts;
+	st->retransmits -= c->st0.retransmits;
+	st->rto_fires -= c->st0.rto_fires;
+	st->rx_ooo -= c->st0.rx_ooo;
+	st->rx_dup -= c->st0.rx_dup;
+}
+
 /* ------------------------------------------------------------------ */
 /* Control channel                                                      */
 /* ------------------------------------------------------------------ */
@@ -653,7 +669,7 @@ static void serve(struct ctx *c)
 						    MRV_WC_RECV_RDMA_WITH_IMM)
 						server_recv(c, &wc[i], size);
 			}
-			mrv_query_stats(c->dev, &st);
+			run_stats(c, &st);
 			ctl_send(c,
 				 "RES %" PRIu64 " %" PRIu64 " %" PRIu64
 				 " %" PRIu64 "\n",
@@ -1062,7 +1078,7 @@ static void spray_block(struct ctx *c, const struct spray *peer)
 	uint64_t tot = 0;
 	int np = 0;
 
-	mrv_query_stats(c->dev, &st);
+	run_stats(c, &st);
 	while (np < 64 && mrv_query_path(c->q[0].qp, np, &pi[np]) == 0)
 		np++;
 	for (int i = 0; i < np; i++)
@@ -1252,6 +1268,7 @@ static void setup(struct ctx *c)
 			    "start it with the same -s/-a/-t",
 			    c->q[q].ri.buf_len);
 	mrv_listener_close(l);
+	mrv_query_stats(c->dev, &c->st0);
 	/* Receives first: a peer may start sending right after RTS. */
 	if (c->o.kind == T_SEND || (!c->o.bw && c->o.kind == T_WRITE))
 		for (int q = 0; q < c->o.qps; q++)
