@@ -435,8 +435,6 @@ static uint64_t msg_off(const struct ctx *c, uint64_t it, uint64_t size)
 		return (it % (uint64_t)c->slots) * c->slot_size;
 	if (size > c->o.cycle_buffer / 2)
 		return 0;
-	if (!step)
-		step = 64;
 	return (it % (c->o.cycle_buffer / step)) * step;
 }
 
