@@ -40,7 +40,7 @@ BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Wno-unused-function \
 	-Iinclude -I$(BUILD)/include -I$(ARCH_INC) -MMD -MP
 
 # Libraries (resolved after `make deps`; empty values fail in config-check).
-PC_LIBS := libbpf libxdp
+PC_LIBS := libbpf libxdp json-c
 LIBS_PC = $(shell $(PKG_CONFIG) --libs $(PC_LIBS) 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 

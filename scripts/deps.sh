@@ -19,10 +19,13 @@
 #   check                 unit-test framework
 #   tshark                Wireshark interop tests (decode our packets)
 #   iproute2 nftables ethtool   network-namespace tests and the test fabric
+#   libjson-c-dev         JSON output of every tool (one escaping, one schema)
+#   help2man              man pages generated from each tool's --help
 set -euo pipefail
 
 PKGS=(gcc make pkg-config clang llvm libclang-rt-14-dev libbpf-dev libxdp-dev
-      bpftool xdp-tools check tshark iproute2 nftables ethtool)
+      bpftool xdp-tools check tshark iproute2 nftables ethtool
+      libjson-c-dev help2man)
 
 # tool-or-file  package   (what --check verifies)
 PROBES=(
@@ -30,6 +33,7 @@ PROBES=(
   "cmd:llvm-strip llvm" "cmd:bpftool bpftool" "cmd:tshark tshark"
   "cmd:ip iproute2" "cmd:nft nftables"
   "pc:libbpf libbpf-dev" "pc:libxdp libxdp-dev" "pc:check check"
+  "pc:json-c libjson-c-dev" "cmd:help2man help2man"
   "file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev"
 )
 

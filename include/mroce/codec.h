@@ -76,7 +76,7 @@ struct mroce_opdesc {
 };
 
 /* NULL for an unknown opcode. */
-const struct mroce_opdesc *mroce_mr_opdesc(uint8_t opcode);
+const struct mroce_opdesc *mroce_meta_opdesc(uint8_t opcode);
 const struct mroce_opdesc *mroce_rv2_opdesc(uint8_t opcode);
 
 /* ------------------------------------------------------------------ */
@@ -140,7 +140,7 @@ int mroce_frame_build(const struct mroce_frame_spec *s, size_t l4_len,
 
 /* Parsed MetaRoCE packet in host byte order. Only the members of the
  * extension headers present (desc->ext) are meaningful. */
-struct mroce_mr_pkt {
+struct mroce_meta_pkt {
 	const struct mroce_opdesc *desc;	/* set by parse; ignored by build */
 	uint8_t opcode;
 	uint8_t flags;		/* MROCE_F_* */
@@ -205,22 +205,22 @@ struct mroce_mr_pkt {
  * Reserved bits and bytes are ignored: p->flags never has
  * MROCE_F_RESERVED bits set. Allocates nothing, copies no payload.
  * Returns 0 or -MROCE_E_*. */
-int mroce_mr_parse(const void *l4, size_t len, struct mroce_mr_pkt *p);
+int mroce_meta_parse(const void *l4, size_t len, struct mroce_meta_pkt *p);
 
 /* Header bytes (common + extensions) of a MetaRoCE opcode, or -BAD_OPCODE. */
-int mroce_mr_hdr_len(uint8_t opcode);
+int mroce_meta_hdr_len(uint8_t opcode);
 
 /* Build p (headers, copy of p->payload, ICRC) into buf. Returns the UDP
  * payload length or -MROCE_E_*. p->payload may be NULL when the caller has
- * already put payload_len bytes at buf + mroce_mr_hdr_len(opcode).
- * -INVAL for anything mroce_mr_parse() would refuse (unknown opcode,
+ * already put payload_len bytes at buf + mroce_meta_hdr_len(opcode).
+ * -INVAL for anything mroce_meta_parse() would refuse (unknown opcode,
  * reserved flags, payload on a no-payload opcode, the field rules above);
  * -NOSPACE if cap is too small. Reserved fields are written as zero. */
-int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap);
+int mroce_meta_build(const struct mroce_meta_pkt *p, void *buf, size_t cap);
 
 /* MetaRoCE ICRC: CRC-32 over everything from the common header to the end
  * of the payload, stored big-endian after it. */
-uint32_t mroce_mr_icrc(const void *l4, size_t len_without_icrc);
+uint32_t mroce_meta_icrc(const void *l4, size_t len_without_icrc);
 
 /* ------------------------------------------------------------------ */
 /* RoCEv2                                                              */

@@ -248,7 +248,7 @@ static uint8_t payload_bytes[MROCE_MAX_PAYLOAD];
 static size_t build_mr(const struct in_spec *in, struct frame *f)
 {
 	struct mroce_frame_spec s = base_spec(in);
-	struct mroce_mr_pkt p = {0};
+	struct mroce_meta_pkt p = {0};
 	size_t hl = mroce_frame_hdr_len(&s);
 	int l4, n;
 
@@ -287,8 +287,8 @@ static size_t build_mr(const struct in_spec *in, struct frame *f)
 			payload_bytes[i] = (uint8_t)(i * 7);
 		p.payload = payload_bytes;
 	}
-	l4 = mroce_mr_build(&p, f->b + hl, sizeof(f->b) - hl);
-	ck_assert_msg(l4 > 0, "mroce_mr_build: %s", mroce_err_name(l4));
+	l4 = mroce_meta_build(&p, f->b + hl, sizeof(f->b) - hl);
+	ck_assert_msg(l4 > 0, "mroce_meta_build: %s", mroce_err_name(l4));
 	n = mroce_frame_build(&s, (size_t)l4, f->b, sizeof(f->b));
 	ck_assert_msg(n > 0, "mroce_frame_build: %s", mroce_err_name(n));
 	return (size_t)n;
@@ -459,7 +459,7 @@ static void mut_probe_payload(struct frame *f)
 	put16(f->b + L4_4 + 10, 4);
 	memset(f->b + L4_4 + 20, 0xaa, 4);
 	f->len = L4_4 + 20 + 4 + 4;
-	crc = mroce_mr_icrc(f->b + L4_4, 24);
+	crc = mroce_meta_icrc(f->b + L4_4, 24);
 	f->b[L4_4 + 24] = (uint8_t)(crc >> 24);
 	f->b[L4_4 + 25] = (uint8_t)(crc >> 16);
 	f->b[L4_4 + 26] = (uint8_t)(crc >> 8);
@@ -771,7 +771,7 @@ static void expect_ack(struct env *e, const struct frame *in,
 		       const struct row *r, struct frame *want)
 {
 	struct mroce_frame f;
-	struct mroce_mr_pkt p, a = {0};
+	struct mroce_meta_pkt p, a = {0};
 	struct mroce_conn_key k = {0};
 	struct mroce_conn_val v;
 	struct mroce_frame_spec s = {0};
@@ -782,7 +782,7 @@ static void expect_ack(struct env *e, const struct frame *in,
 	uint16_t sport;
 
 	ck_assert_int_eq(mroce_frame_parse(in->b, in->len, &f), 0);
-	ck_assert_int_eq(mroce_mr_parse(f.l4, f.l4_len, &p), 0);
+	ck_assert_int_eq(mroce_meta_parse(f.l4, f.l4_len, &p), 0);
 	k.id = p.conn_id;
 	k.proto = MROCE_CONN_METAROCE;
 	ck_assert_int_eq(bpf_map_lookup_elem(e->m.conns_fd, &k, &v), 0);
@@ -818,7 +818,7 @@ static void expect_ack(struct env *e, const struct frame *in,
 	a.ack.flags = r->ack_flags;
 	memcpy(a.ack.sack, rp->sack, MROCE_SACK_BYTES);
 	hl = mroce_frame_hdr_len(&s);
-	l4 = mroce_mr_build(&a, want->b + hl, sizeof(want->b) - hl);
+	l4 = mroce_meta_build(&a, want->b + hl, sizeof(want->b) - hl);
 	ck_assert_int_gt(l4, 0);
 	n = mroce_frame_build(&s, (size_t)l4, want->b, sizeof(want->b));
 	ck_assert_int_gt(n, 0);
@@ -955,7 +955,7 @@ START_TEST(mroce_xdp__table)
 		      verdict_name((int)o.retval), verdict_name(r->verdict));
 	if (r->verdict == XDP_TX) {
 		struct mroce_frame f;
-		struct mroce_mr_pkt p;
+		struct mroce_meta_pkt p;
 
 		if (out.len != want.len || memcmp(out.b, want.b, want.len))
 			mroce_hexdiff(r->desc, out.b, out.len, want.b,
@@ -964,7 +964,7 @@ START_TEST(mroce_xdp__table)
 			out.len == want.len && !memcmp(out.b, want.b, want.len),
 			"row '%s': ACK differs (hex dump above)", r->desc);
 		ck_assert_int_eq(mroce_frame_parse(out.b, out.len, &f), 0);
-		ck_assert_int_eq(mroce_mr_parse(f.l4, f.l4_len, &p), 0);
+		ck_assert_int_eq(mroce_meta_parse(f.l4, f.l4_len, &p), 0);
 		ck_assert(p.ack.flags & MROCE_ACKF_XDP);
 	} else {
 		if (out.len != in.len || memcmp(out.b, in.b, in.len))
@@ -986,7 +986,7 @@ START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 	struct in_spec is = DATA(SEND, 1500, .payload = 8);
 	struct mroce_rx_path *rp;
 	struct mroce_frame f;
-	struct mroce_mr_pkt p;
+	struct mroce_meta_pkt p;
 	uint8_t sack[MROCE_SACK_BYTES] = {0};
 	struct env e;
 
@@ -1004,7 +1004,7 @@ START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 	ck_assert_int_eq(bpf_prog_test_run_opts(e.prog_fd, &o), 0);
 	ck_assert_int_eq(o.retval, XDP_TX);
 	ck_assert_int_eq(mroce_frame_parse(out.b, o.data_size_out, &f), 0);
-	ck_assert_int_eq(mroce_mr_parse(f.l4, f.l4_len, &p), 0);
+	ck_assert_int_eq(mroce_meta_parse(f.l4, f.l4_len, &p), 0);
 	ck_assert_uint_eq(p.ack.cum_psn, 2000);
 	ck_assert_uint_eq(p.ack.rate_mbps, 7);
 	ck_assert_uint_eq(p.ack.ce_count, 0);

@@ -135,7 +135,7 @@ static int add_conn(struct mroce_io *io, uint8_t proto, uint32_t id,
 static int build_send(uint8_t *buf, size_t cap, uint32_t conn, uint32_t psn,
 		      uint32_t len, uint8_t *payload)
 {
-	struct mroce_mr_pkt p;
+	struct mroce_meta_pkt p;
 
 	for (uint32_t j = 0; j < len; j++)
 		payload[j] = pat(psn, j);
@@ -147,7 +147,7 @@ static int build_send(uint8_t *buf, size_t cap, uint32_t conn, uint32_t psn,
 	p.msg_len = len;
 	p.payload = payload;
 	p.payload_len = len;
-	return mroce_mr_build(&p, buf, cap);
+	return mroce_meta_build(&p, buf, cap);
 }
 
 /* A transmit buffer of size *cap: with --zc one of the backend's (waiting
@@ -296,13 +296,13 @@ static int serve(void)
 					rv2++;
 				continue;
 			}
-			struct mroce_mr_pkt p;
+			struct mroce_meta_pkt p;
 			struct mroce_io_tx t;
 			size_t cap = sizeof(out);
 			uint8_t *ob;
 			int len;
 
-			if (mroce_mr_parse(r->data, r->len, &p) ||
+			if (mroce_meta_parse(r->data, r->len, &p) ||
 			    p.opcode != MROCE_OP_SEND ||
 			    !payload_ok(p.payload, p.payload_len, p.psn)) {
 				bad++;
@@ -328,7 +328,7 @@ static int serve(void)
 			/* echo to the pinger's connection */
 			p.conn_id = PING_CONN;
 			ob = tx_buf(io, out, &cap);
-			len = ob ? mroce_mr_build(&p, ob, cap) : -1;
+			len = ob ? mroce_meta_build(&p, ob, cap) : -1;
 			if (len < 0) {
 				bad++;
 				if (ob && ob != out)
@@ -434,9 +434,9 @@ static int take_sends(struct mroce_io *io, struct mroce_io_rx *rx, int n,
 	int good = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct mroce_mr_pkt p;
+		struct mroce_meta_pkt p;
 
-		if (mroce_mr_parse(rx[i].data, rx[i].len, &p) ||
+		if (mroce_meta_parse(rx[i].data, rx[i].len, &p) ||
 		    p.conn_id != conn || p.psn >= (uint32_t)opt.count ||
 		    seen[p.psn] ||
 		    !payload_ok(p.payload, p.payload_len, p.psn) ||
@@ -596,7 +596,7 @@ out:
  * CRC computed: the engine's part of a transmit) into a static buffer or,
  * with --zc, into a zero-copy buffer. Returns the count. */
 static int bench_fill(struct mroce_io *io, struct mroce_io_tx *t,
-		      struct mroce_mr_pkt *mp, const uint8_t *pkt, int len)
+		      struct mroce_meta_pkt *mp, const uint8_t *pkt, int len)
 {
 	static uint8_t bufs[64][MROCE_MAX_PAYLOAD + 256];
 	uint8_t *zb[64];
@@ -619,7 +619,7 @@ static int bench_fill(struct mroce_io *io, struct mroce_io_tx *t,
 			continue;
 		t[i].data = opt.zc ? zb[i] : bufs[i];
 		mp->psn++;
-		len = mroce_mr_build(mp, (uint8_t *)t[i].data, cap);
+		len = mroce_meta_build(mp, (uint8_t *)t[i].data, cap);
 		if (len < 0)
 			return len;
 		t[i].len = (uint32_t)len;
@@ -631,14 +631,14 @@ static int bench_xdp(void)
 {
 	static uint8_t pay[MROCE_MAX_PAYLOAD], pkt[MROCE_MAX_PAYLOAD + 256];
 	struct mroce_io_tx t[64];
-	struct mroce_mr_pkt mp;
+	struct mroce_meta_pkt mp;
 	struct mroce_io *io;
 	struct mroce_io_stats s;
 	uint64_t t0, t1 = 0, sent = 0;
 	int l = build_send(pkt, sizeof(pkt), UNKNOWN_CONN, 1, (uint32_t)opt.len,
 			   pay);
 
-	if (l < 0 || mroce_mr_parse(pkt, (size_t)l, &mp) || open_io(&io))
+	if (l < 0 || mroce_meta_parse(pkt, (size_t)l, &mp) || open_io(&io))
 		return 2;
 	t0 = mono_ns();
 	do {

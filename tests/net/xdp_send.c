@@ -60,7 +60,7 @@ static int build_mr(uint8_t *buf, size_t cap, uint8_t op, uint32_t conn,
 {
 	static const uint8_t payload[256];
 	struct mroce_frame_spec s = {.vlan = -1};
-	struct mroce_mr_pkt p = {0};
+	struct mroce_meta_pkt p = {0};
 	size_t hl;
 	int l4;
 
@@ -85,7 +85,7 @@ static int build_mr(uint8_t *buf, size_t cap, uint8_t op, uint32_t conn,
 		p.payload_len = sizeof(payload);
 	}
 	hl = mroce_frame_hdr_len(&s);
-	l4 = mroce_mr_build(&p, buf + hl, cap - hl);
+	l4 = mroce_meta_build(&p, buf + hl, cap - hl);
 	if (l4 < 0)
 		return l4;
 	return mroce_frame_build(&s, (size_t)l4, buf, cap);
@@ -242,13 +242,13 @@ static int recv_acks(int n, int port, int timeout_ms)
 	pfd.fd = s;
 	pfd.events = POLLIN;
 	while (got < n && poll(&pfd, 1, timeout_ms) > 0) {
-		struct mroce_mr_pkt p;
+		struct mroce_meta_pkt p;
 		ssize_t len = recv(s, buf, sizeof(buf), 0);
 		int err;
 
 		if (len < 0)
 			return die("recv");
-		err = mroce_mr_parse(buf, (size_t)len, &p);
+		err = mroce_meta_parse(buf, (size_t)len, &p);
 		if (err || p.opcode != MROCE_OP_ACK ||
 		    !(p.ack.flags & MROCE_ACKF_XDP)) {
 			fprintf(stderr,

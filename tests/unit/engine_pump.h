@@ -35,7 +35,7 @@ struct pump;
 typedef enum pump_verdict (*pump_filter_fn)(struct pump *p, int src,
 					    int dst,
 					    const struct mroce_tx_pkt *tx,
-					    const struct mroce_mr_pkt *pk);
+					    const struct mroce_meta_pkt *pk);
 
 struct pump_pkt {
 	struct pump_pkt *next;
@@ -181,7 +181,7 @@ static inline bool pump_step(struct pump *p)
 			tx[k].buf = bufs[k];
 		cnt = mroce_engine_tx(p->e[i], tx, 64, PUMP_CAP, p->now);
 		for (int k = 0; k < cnt; k++) {
-			struct mroce_mr_pkt pk;
+			struct mroce_meta_pkt pk;
 			enum pump_verdict v = PUMP_PASS;
 			int dst = -1;
 
@@ -194,7 +194,7 @@ static inline bool pump_step(struct pump *p)
 			moved = true;
 			if (p->filter)
 				v = p->filter(p, i, dst, &tx[k],
-					      mroce_mr_parse(tx[k].buf,
+					      mroce_meta_parse(tx[k].buf,
 							     tx[k].len,
 							     &pk) == 0 ?
 						      &pk :

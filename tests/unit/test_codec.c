@@ -34,17 +34,17 @@ START_TEST(mroce_err_name__out_of_range_is_unknown)
 }
 END_TEST
 
-START_TEST(mroce_mr_opdesc__agrees_with_wire_h_for_every_opcode)
+START_TEST(mroce_meta_opdesc__agrees_with_wire_h_for_every_opcode)
 {
 	int known = 0;
 
 	for (int op = 0; op < 256; op++) {
-		const struct mroce_opdesc *d = mroce_mr_opdesc((uint8_t)op);
+		const struct mroce_opdesc *d = mroce_meta_opdesc((uint8_t)op);
 		uint16_t ext = mroce_op_ext((uint8_t)op);
 
 		if (!ext) {
 			ck_assert_ptr_null(d);
-			ck_assert_int_eq(mroce_mr_hdr_len((uint8_t)op),
+			ck_assert_int_eq(mroce_meta_hdr_len((uint8_t)op),
 					 -MROCE_E_BAD_OPCODE);
 			continue;
 		}
@@ -56,11 +56,11 @@ START_TEST(mroce_mr_opdesc__agrees_with_wire_h_for_every_opcode)
 		ck_assert_uint_eq(d->hdr_len, mroce_ext_len(ext));
 		ck_assert_int_eq(d->hdr_len % 4, 0);
 		ck_assert_int_eq(d->payload, mroce_op_has_payload((uint8_t)op));
-		ck_assert_int_eq(mroce_mr_hdr_len((uint8_t)op), d->hdr_len);
+		ck_assert_int_eq(mroce_meta_hdr_len((uint8_t)op), d->hdr_len);
 	}
 	ck_assert_int_eq(known, 16);
-	ck_assert_str_eq(mroce_mr_opdesc(MROCE_OP_READ_REQ)->name, "READ_REQ");
-	ck_assert_str_eq(mroce_mr_opdesc(MROCE_OP_CLOSE_ACK)->name,
+	ck_assert_str_eq(mroce_meta_opdesc(MROCE_OP_READ_REQ)->name, "READ_REQ");
+	ck_assert_str_eq(mroce_meta_opdesc(MROCE_OP_CLOSE_ACK)->name,
 			 "CLOSE_ACK");
 }
 END_TEST
@@ -119,7 +119,7 @@ Suite *codec_suite(void)
 	tcase_add_test(tc, mroce_err_name__every_error_named_both_signs);
 	tcase_add_test(tc, mroce_err_name__out_of_range_is_unknown);
 	tcase_add_test(tc,
-		       mroce_mr_opdesc__agrees_with_wire_h_for_every_opcode);
+		       mroce_meta_opdesc__agrees_with_wire_h_for_every_opcode);
 	tcase_add_test(tc, mroce_rv2_opdesc__rc_subset_and_cnp);
 	suite_add_tcase(s, tc);
 	return s;

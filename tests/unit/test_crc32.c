@@ -311,22 +311,22 @@ START_TEST(mroce_crc32_copy__matches_mroce_crc32)
 }
 END_TEST
 
-/* mroce_mr_build copies a separate payload with mroce_crc32_copy and
+/* mroce_meta_build copies a separate payload with mroce_crc32_copy and
  * moves one that overlaps its place in buf: every variant gives the same
  * packet, whose ICRC verifies. */
-START_TEST(mroce_mr_build__payload_copy_with_or_without_overlap)
+START_TEST(mroce_meta_build__payload_copy_with_or_without_overlap)
 {
 	enum { MAXP = MROCE_MAX_PAYLOAD };
 	static uint8_t buf[3 * MAXP + 512];
 	static uint8_t want[MAXP + 256];
 	static uint8_t data[MAXP];
-	const int h = mroce_mr_hdr_len(MROCE_OP_SEND);
+	const int h = mroce_meta_hdr_len(MROCE_OP_SEND);
 	uint8_t *pkt = buf + MAXP + 128;	/* room for a payload before */
 	/* where the payload starts, relative to its place (pkt + h); it may
 	 * not overlap the header, which is written first */
 	const long shift[] = { -h - MAXP, -h - MAXP - 3, 1, 64, MAXP - 1,
 			       MAXP, MAXP + 5 };
-	struct mroce_mr_pkt p = { 0 }, q;
+	struct mroce_meta_pkt p = { 0 }, q;
 	int n;
 
 	fill_noise(data, sizeof(data), 10);
@@ -335,9 +335,9 @@ START_TEST(mroce_mr_build__payload_copy_with_or_without_overlap)
 	p.msg_len = sizeof(data);
 	p.payload = data;
 	p.payload_len = sizeof(data);
-	n = mroce_mr_build(&p, want, sizeof(want));
+	n = mroce_meta_build(&p, want, sizeof(want));
 	ck_assert_int_eq(n, h + (int)sizeof(data) + MROCE_ICRC_LEN);
-	ck_assert_int_eq(mroce_mr_parse(want, (size_t)n, &q), 0);
+	ck_assert_int_eq(mroce_meta_parse(want, (size_t)n, &q), 0);
 	ck_assert_mem_eq(q.payload, data, sizeof(data));
 	for (size_t i = 0; i < sizeof(shift) / sizeof(shift[0]); i++) {
 		uint8_t *src = pkt + h + shift[i];
@@ -345,7 +345,7 @@ START_TEST(mroce_mr_build__payload_copy_with_or_without_overlap)
 		memset(buf, 0, sizeof(buf));
 		memcpy(src, data, sizeof(data));
 		p.payload = src;
-		ck_assert_int_eq(mroce_mr_build(&p, pkt, MAXP + 256), n);
+		ck_assert_int_eq(mroce_meta_build(&p, pkt, MAXP + 256), n);
 		ck_assert_msg(memcmp(pkt, want, (size_t)n) == 0, "shift %ld",
 			      shift[i]);
 	}
@@ -370,7 +370,7 @@ Suite *crc32_suite(void)
 	tcase_add_test(tc, crc32_impl_selected__is_the_best_this_cpu_runs);
 	tcase_add_test(tc, mroce_crc32_copy__matches_mroce_crc32);
 	tcase_add_test(tc,
-		       mroce_mr_build__payload_copy_with_or_without_overlap);
+		       mroce_meta_build__payload_copy_with_or_without_overlap);
 	suite_add_tcase(s, tc);
 
 	/* one loop iteration per implementation this CPU runs */

@@ -102,13 +102,13 @@ static void deliver(struct pump *p, int src, int dst,
  * *pk), maybe followed by others (an ACK after the ACCEPT); all are
  * delivered to dst in order. */
 static void hs_step(struct pump *p, int src, int dst, uint8_t op,
-		    struct mroce_mr_pkt *pk)
+		    struct mroce_meta_pkt *pk)
 {
 	struct mroce_tx_pkt tx[16];
 	int n = tx_all(p, src, tx, 16);
 
 	ck_assert_int_ge(n, 1);
-	ck_assert_int_eq(mroce_mr_parse(tx[0].buf, tx[0].len, pk), 0);
+	ck_assert_int_eq(mroce_meta_parse(tx[0].buf, tx[0].len, pk), 0);
 	ck_assert_uint_eq(pk->opcode, op);
 	for (int i = 0; i < n; i++)
 		deliver(p, src, dst, &tx[i]);
@@ -118,7 +118,7 @@ START_TEST(mroce_engine_poll_event__metaroce_handshake_order)
 {
 	struct mroce_engine_cfg c = cfg_of(MROCE_TRANSPORT_METAROCE);
 	struct evlog la = {0}, lb = {0};
-	struct mroce_mr_pkt pk;
+	struct mroce_meta_pkt pk;
 	struct pump p;
 	uint32_t qa, qb, ida, idb;
 	int cqa, cqb;
@@ -203,7 +203,7 @@ struct announced {
 
 static enum pump_verdict check_announced(struct pump *p, int src, int dst,
 					 const struct mroce_tx_pkt *tx,
-					 const struct mroce_mr_pkt *pk)
+					 const struct mroce_meta_pkt *pk)
 {
 	struct announced *a = p->ctx;
 	struct mroce_engine_event v;

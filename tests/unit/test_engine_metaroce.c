@@ -353,7 +353,7 @@ END_TEST
 
 static enum pump_verdict drop_first_two_hs(struct pump *p, int src, int dst,
 					   const struct mroce_tx_pkt *t,
-					   const struct mroce_mr_pkt *pk)
+					   const struct mroce_meta_pkt *pk)
 {
 	int *n = p->ctx;
 
@@ -377,9 +377,9 @@ END_TEST
 
 /* Feed engine 1 a hand-made CONNECT_REQ and capture its CHALLENGE. */
 static void get_challenge(struct pair *s, uint32_t src_id, uint64_t nonce,
-			  struct mroce_mr_pkt *ch)
+			  struct mroce_meta_pkt *ch)
 {
-	struct mroce_mr_pkt pk = { .opcode = MROCE_OP_CONNECT_REQ };
+	struct mroce_meta_pkt pk = { .opcode = MROCE_OP_CONNECT_REQ };
 	static uint8_t buf[PUMP_CAP];
 	struct mroce_rx_meta m = { .peer = s->p.peer[1][0], .sport = 50000 };
 	struct mroce_tx_pkt tx = { .buf = buf };
@@ -390,7 +390,7 @@ static void get_challenge(struct pair *s, uint32_t src_id, uint64_t nonce,
 	pk.conn.isn = 1;
 	pk.conn.mtu = 1024;
 	pk.conn.max_paths = 8;
-	len = mroce_mr_build(&pk, buf, sizeof(buf));
+	len = mroce_meta_build(&pk, buf, sizeof(buf));
 	ck_assert_int_gt(len, 0);
 	ck_assert_int_eq(mroce_engine_rx(s->p.e[1], &m, buf, (size_t)len,
 					 s->p.now),
@@ -398,7 +398,7 @@ static void get_challenge(struct pair *s, uint32_t src_id, uint64_t nonce,
 	ck_assert_int_eq(mroce_engine_tx(s->p.e[1], &tx, 1, PUMP_CAP,
 					 s->p.now),
 			 1);
-	ck_assert_int_eq(mroce_mr_parse(buf, tx.len, ch), 0);
+	ck_assert_int_eq(mroce_meta_parse(buf, tx.len, ch), 0);
 	ck_assert_uint_eq(ch->opcode, MROCE_OP_CONNECT_CHALLENGE);
 	ck_assert_uint_eq(ch->conn_id, src_id);
 	ck_assert_uint_eq(ch->conn.nonce, nonce);
@@ -407,7 +407,7 @@ static void get_challenge(struct pair *s, uint32_t src_id, uint64_t nonce,
 static int send_confirm(struct pair *s, uint32_t src_id, uint64_t nonce,
 			uint64_t cookie, uint32_t t, uint64_t now)
 {
-	struct mroce_mr_pkt pk = { .opcode = MROCE_OP_CONNECT_CONFIRM };
+	struct mroce_meta_pkt pk = { .opcode = MROCE_OP_CONNECT_CONFIRM };
 	static uint8_t buf[PUMP_CAP];
 	struct mroce_rx_meta m = { .peer = s->p.peer[1][0], .sport = 50000 };
 	int len;
@@ -419,7 +419,7 @@ static int send_confirm(struct pair *s, uint32_t src_id, uint64_t nonce,
 	pk.conn.cookie_time = t;
 	pk.conn.mtu = 1024;
 	pk.conn.max_paths = 8;
-	len = mroce_mr_build(&pk, buf, sizeof(buf));
+	len = mroce_meta_build(&pk, buf, sizeof(buf));
 	ck_assert_int_gt(len, 0);
 	return mroce_engine_rx(s->p.e[1], &m, buf, (size_t)len, now);
 }
@@ -427,7 +427,7 @@ static int send_confirm(struct pair *s, uint32_t src_id, uint64_t nonce,
 START_TEST(handshake__responder_keeps_no_state_and_checks_cookie)
 {
 	struct pair s;
-	struct mroce_mr_pkt ch;
+	struct mroce_meta_pkt ch;
 	struct mr_engine *t;
 
 	pair_setup_cfg(&s, &(struct mroce_engine_cfg){ .seed = 3 }, 64,
@@ -465,7 +465,7 @@ END_TEST
 START_TEST(handshake__stale_cookie_rejected)
 {
 	struct pair s;
-	struct mroce_mr_pkt ch;
+	struct mroce_meta_pkt ch;
 
 	pair_setup_cfg(&s, &(struct mroce_engine_cfg){ .seed = 4 }, 64,
 		       false);
@@ -481,7 +481,7 @@ END_TEST
 
 static enum pump_verdict drop_accept(struct pump *p, int src, int dst,
 				     const struct mroce_tx_pkt *t,
-				     const struct mroce_mr_pkt *pk)
+				     const struct mroce_meta_pkt *pk)
 {
 	return pk && pk->opcode == MROCE_OP_CONNECT_ACCEPT ? PUMP_DROP :
 							     PUMP_PASS;
@@ -671,7 +671,7 @@ struct lossctx {
 
 static enum pump_verdict drop_one(struct pump *p, int src, int dst,
 				  const struct mroce_tx_pkt *t,
-				  const struct mroce_mr_pkt *pk)
+				  const struct mroce_meta_pkt *pk)
 {
 	struct lossctx *l = p->ctx;
 
@@ -709,7 +709,7 @@ END_TEST
 
 static enum pump_verdict dup_all(struct pump *p, int src, int dst,
 				 const struct mroce_tx_pkt *t,
-				 const struct mroce_mr_pkt *pk)
+				 const struct mroce_meta_pkt *pk)
 {
 	return PUMP_DUP;
 }
@@ -739,7 +739,7 @@ END_TEST
 
 static enum pump_verdict late_first_msg(struct pump *p, int src, int dst,
 					const struct mroce_tx_pkt *t,
-					const struct mroce_mr_pkt *pk)
+					const struct mroce_meta_pkt *pk)
 {
 	if (pk && pk->opcode == MROCE_OP_SEND && pk->msn == 0 &&
 	    pk->offset == 0 && !(pk->flags & MROCE_F_RETX))
@@ -777,7 +777,7 @@ struct randloss {
 
 static enum pump_verdict random_loss(struct pump *p, int src, int dst,
 				     const struct mroce_tx_pkt *t,
-				     const struct mroce_mr_pkt *pk)
+				     const struct mroce_meta_pkt *pk)
 {
 	struct randloss *r = p->ctx;
 
@@ -821,7 +821,7 @@ static uint32_t chaos_rand(struct chaos *c)
 
 static enum pump_verdict chaos_filter(struct pump *p, int src, int dst,
 				      const struct mroce_tx_pkt *t,
-				      const struct mroce_mr_pkt *pk)
+				      const struct mroce_meta_pkt *pk)
 {
 	struct chaos *c = p->ctx;
 	uint32_t r = chaos_rand(c) % 100;
@@ -1294,7 +1294,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 static enum pump_verdict drop_data_from_0(struct pump *p, int src, int dst,
 					  const struct mroce_tx_pkt *t,
-					  const struct mroce_mr_pkt *pk)
+					  const struct mroce_meta_pkt *pk)
 {
 	return src == 0 && pk && pk->opcode < MROCE_OP_CONNECT_REQ ?
 		       PUMP_DROP :
@@ -1321,7 +1321,7 @@ END_TEST
 
 static enum pump_verdict drop_all_from_0(struct pump *p, int src, int dst,
 					 const struct mroce_tx_pkt *t,
-					 const struct mroce_mr_pkt *pk)
+					 const struct mroce_meta_pkt *pk)
 {
 	return src == 0 ? PUMP_DROP : PUMP_PASS;
 }
@@ -1344,7 +1344,7 @@ END_TEST
 static enum pump_verdict drop_read_resp_and_naks(struct pump *p, int src,
 						 int dst,
 						 const struct mroce_tx_pkt *t,
-						 const struct mroce_mr_pkt *pk)
+						 const struct mroce_meta_pkt *pk)
 {
 	return src == 1 && pk && (pk->opcode == MROCE_OP_READ_RESP ||
 				  pk->opcode == MROCE_OP_NAK) ?
@@ -1378,7 +1378,7 @@ struct bh {
 
 static enum pump_verdict blackhole_port(struct pump *p, int src, int dst,
 					const struct mroce_tx_pkt *t,
-					const struct mroce_mr_pkt *pk)
+					const struct mroce_meta_pkt *pk)
 {
 	struct bh *b = p->ctx;
 
@@ -1436,7 +1436,7 @@ struct ackports {
 
 static enum pump_verdict record_ack_ports(struct pump *p, int src, int dst,
 					  const struct mroce_tx_pkt *t,
-					  const struct mroce_mr_pkt *pk)
+					  const struct mroce_meta_pkt *pk)
 {
 	struct ackports *a = p->ctx;
 	int i;
@@ -1617,7 +1617,7 @@ END_TEST
  * on the others with no RTO. */
 static enum pump_verdict blackhole_path3(struct pump *p, int src, int dst,
 					 const struct mroce_tx_pkt *t,
-					 const struct mroce_mr_pkt *pk)
+					 const struct mroce_meta_pkt *pk)
 {
 	struct bh *b = p->ctx;
 
@@ -1660,7 +1660,7 @@ END_TEST
 
 static enum pump_verdict congest_port(struct pump *p, int src, int dst,
 				      const struct mroce_tx_pkt *t,
-				      const struct mroce_mr_pkt *pk)
+				      const struct mroce_meta_pkt *pk)
 {
 	struct bh *b = p->ctx;
 
@@ -1724,7 +1724,7 @@ static int plane_of(const struct planes *pl, uint16_t sport)
 
 static enum pump_verdict plane_queue(struct pump *p, int src, int dst,
 				     const struct mroce_tx_pkt *t,
-				     const struct mroce_mr_pkt *pk)
+				     const struct mroce_meta_pkt *pk)
 {
 	struct planes *pl = p->ctx;
 	uint64_t start;
@@ -1788,7 +1788,7 @@ struct lossy {
 
 static enum pump_verdict lossy_port(struct pump *p, int src, int dst,
 				    const struct mroce_tx_pkt *t,
-				    const struct mroce_mr_pkt *pk)
+				    const struct mroce_meta_pkt *pk)
 {
 	struct lossy *l = p->ctx;
 
@@ -1829,7 +1829,7 @@ struct nth_drop {
 
 static enum pump_verdict drop_first_accept(struct pump *p, int src, int dst,
 					   const struct mroce_tx_pkt *t,
-					   const struct mroce_mr_pkt *pk)
+					   const struct mroce_meta_pkt *pk)
 {
 	struct nth_drop *d = p->ctx;
 
@@ -1866,7 +1866,7 @@ END_TEST
 
 static enum pump_verdict drop_first_data(struct pump *p, int src, int dst,
 					 const struct mroce_tx_pkt *t,
-					 const struct mroce_mr_pkt *pk)
+					 const struct mroce_meta_pkt *pk)
 {
 	struct nth_drop *d = p->ctx;
 
@@ -1911,7 +1911,7 @@ struct rand_loss {
 
 static enum pump_verdict rand_loss_filter(struct pump *p, int src, int dst,
 				     const struct mroce_tx_pkt *t,
-				     const struct mroce_mr_pkt *pk)
+				     const struct mroce_meta_pkt *pk)
 {
 	struct rand_loss *l = p->ctx;
 	uint32_t r = lcg(&l->x);
@@ -1951,7 +1951,7 @@ struct lossy_planes {
 
 static enum pump_verdict lossy_plane_queue(struct pump *p, int src, int dst,
 					   const struct mroce_tx_pkt *t,
-					   const struct mroce_mr_pkt *pk)
+					   const struct mroce_meta_pkt *pk)
 {
 	struct lossy_planes *lp = p->ctx;
 	enum pump_verdict v;
@@ -2004,9 +2004,9 @@ static int data_in_one_tx(uint32_t jitter_us)
 	}
 	n = mroce_engine_tx(s.p.e[0], pk, 64, PUMP_CAP, s.p.now);
 	for (int i = 0; i < n; i++) {
-		struct mroce_mr_pkt m;
+		struct mroce_meta_pkt m;
 
-		if (!mroce_mr_parse(pk[i].buf, pk[i].len, &m) &&
+		if (!mroce_meta_parse(pk[i].buf, pk[i].len, &m) &&
 		    m.opcode == MROCE_OP_WRITE)
 			data++;
 	}
@@ -2107,7 +2107,7 @@ struct stalls {
 
 static enum pump_verdict stall_filter(struct pump *p, int src, int dst,
 				      const struct mroce_tx_pkt *t,
-				      const struct mroce_mr_pkt *pk)
+				      const struct mroce_meta_pkt *pk)
 {
 	struct stalls *st = p->ctx;
 	uint64_t k = p->now / st->period, x = st->x ^ (k * 0x9e3779b97f4a7c15ull);
@@ -2187,7 +2187,7 @@ struct capture {
 
 static enum pump_verdict capture_all(struct pump *p, int src, int dst,
 				     const struct mroce_tx_pkt *t,
-				     const struct mroce_mr_pkt *pk)
+				     const struct mroce_meta_pkt *pk)
 {
 	struct capture *c = p->ctx;
 
@@ -2253,7 +2253,7 @@ START_TEST(rx__mutated_packets_never_write_outside_regions)
 				pkt[at] = (uint8_t)(r >> 16);
 		}
 		if (len > 4) {
-			crc = mroce_mr_icrc(pkt, len - 4);
+			crc = mroce_meta_icrc(pkt, len - 4);
 			pkt[len - 4] = (uint8_t)(crc >> 24);
 			pkt[len - 3] = (uint8_t)(crc >> 16);
 			pkt[len - 2] = (uint8_t)(crc >> 8);
@@ -2304,7 +2304,7 @@ struct freeze {
 
 static enum pump_verdict freeze_1(struct pump *p, int src, int dst,
 				  const struct mroce_tx_pkt *t,
-				  const struct mroce_mr_pkt *pk)
+				  const struct mroce_meta_pkt *pk)
 {
 	struct freeze *f = p->ctx;
 
@@ -2420,7 +2420,7 @@ static uint32_t reconnect_0(struct pair *s)
 
 static enum pump_verdict drop_to_1(struct pump *p, int src, int dst,
 				   const struct mroce_tx_pkt *t,
-				   const struct mroce_mr_pkt *pk)
+				   const struct mroce_meta_pkt *pk)
 {
 	return dst == 1 ? PUMP_DROP : PUMP_PASS;
 }
@@ -2452,7 +2452,7 @@ static uint32_t conn_id_0(const struct evlog *l, uint32_t *peer_id)
  * the retries run out; a new QP pair then works. */
 static enum pump_verdict drop_naks_from_1(struct pump *p, int src, int dst,
 					  const struct mroce_tx_pkt *t,
-					  const struct mroce_mr_pkt *pk)
+					  const struct mroce_meta_pkt *pk)
 {
 	(void)p;
 	(void)dst;
@@ -2512,7 +2512,7 @@ START_TEST(no_conn__forged_nak_ignored)
 {
 	struct pair s;
 	struct evlog l0 = { .n = 0 };
-	struct mroce_mr_pkt pk = { .opcode = MROCE_OP_NAK };
+	struct mroce_meta_pkt pk = { .opcode = MROCE_OP_NAK };
 	struct mroce_rx_meta m = { .sport = 50000 };
 	static uint8_t buf[PUMP_CAP];
 	uint32_t peer_id;
@@ -2527,14 +2527,14 @@ START_TEST(no_conn__forged_nak_ignored)
 	/* right id, but no PSN of path 0 is outstanding */
 	pk.conn_id = peer_id;
 	pk.nak.psn = 12345;
-	len = mroce_mr_build(&pk, buf, sizeof(buf));
+	len = mroce_meta_build(&pk, buf, sizeof(buf));
 	ck_assert_int_gt(len, 0);
 	ck_assert_int_lt(mroce_engine_rx(s.p.e[0], &m, buf, (size_t)len,
 					 s.p.now),
 			 0);
 	/* another id */
 	pk.conn_id = peer_id ^ 0x100;
-	len = mroce_mr_build(&pk, buf, sizeof(buf));
+	len = mroce_meta_build(&pk, buf, sizeof(buf));
 	ck_assert_int_eq(mroce_engine_rx(s.p.e[0], &m, buf, (size_t)len,
 					 s.p.now),
 			 -ENOENT);
@@ -2655,7 +2655,7 @@ struct capture1 {
 
 static enum pump_verdict capture_confirm_1(struct pump *p, int src, int dst,
 					   const struct mroce_tx_pkt *t,
-					   const struct mroce_mr_pkt *pk)
+					   const struct mroce_meta_pkt *pk)
 {
 	struct capture1 *c = p->ctx;
 

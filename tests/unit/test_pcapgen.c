@@ -115,9 +115,9 @@ START_TEST(main__every_frame_parses_with_the_codec)
 		ck_assert_uint_le(off + 16 + incl, len);
 		ck_assert_int_eq(mroce_frame_parse(fr, incl, &fp), 0);
 		if (fp.dport == MROCE_UDP_PORT) {
-			struct mroce_mr_pkt p;
+			struct mroce_meta_pkt p;
 
-			rc = mroce_mr_parse(fp.l4, fp.l4_len, &p);
+			rc = mroce_meta_parse(fp.l4, fp.l4_len, &p);
 		} else {
 			struct mroce_rv2_pkt p;
 

@@ -97,7 +97,7 @@ static const struct mroce_opdesc rv2_ops[256] = {
 MROCE_MR_OPS(MR_X_CHECK)
 #undef MR_X_CHECK
 
-const struct mroce_opdesc *mroce_mr_opdesc(uint8_t opcode)
+const struct mroce_opdesc *mroce_meta_opdesc(uint8_t opcode)
 {
 	return mr_ops[opcode].name ? &mr_ops[opcode] : NULL;
 }
@@ -107,9 +107,9 @@ const struct mroce_opdesc *mroce_rv2_opdesc(uint8_t opcode)
 	return rv2_ops[opcode].name ? &rv2_ops[opcode] : NULL;
 }
 
-int mroce_mr_hdr_len(uint8_t opcode)
+int mroce_meta_hdr_len(uint8_t opcode)
 {
-	const struct mroce_opdesc *d = mroce_mr_opdesc(opcode);
+	const struct mroce_opdesc *d = mroce_meta_opdesc(opcode);
 
 	return d ? d->hdr_len : -MROCE_E_BAD_OPCODE;
 }

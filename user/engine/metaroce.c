@@ -561,7 +561,7 @@ static struct mr_conn *conn_restart(struct mroce_engine *e, struct mr_conn *c,
 }
 
 static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
-		    struct mroce_mr_pkt *pk, uint8_t op)
+		    struct mroce_meta_pkt *pk, uint8_t op)
 {
 	memset(pk, 0, sizeof(*pk));
 	pk->opcode = op;
@@ -573,7 +573,7 @@ static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
 }
 
 static int rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
-			const struct mroce_mr_pkt *pk, uint64_t now)
+			const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	const struct mroce_peer *peer = mroce_peer_get(e, m->peer);
@@ -908,7 +908,7 @@ static void rd_retire(struct mroce_engine *e, struct mroce_qp *qp,
 /* A responder-side fatal error on a stream: NAK + the QP goes to ERR. */
 static enum place_res refuse(struct mroce_engine *e, struct mr_conn *c,
 			     struct mroce_qp *qp, uint8_t code, int slot,
-			     const struct mroce_mr_pkt *pk, bool qp_err)
+			     const struct mroce_meta_pkt *pk, bool qp_err)
 {
 	nak_queue(c, code, slot, pk->path_gen, pk->psn,
 		  qp ? qp->dest_qpn : 0, pk->msn, c->path[slot].rx_sport);
@@ -922,7 +922,7 @@ static enum place_res refuse(struct mroce_engine *e, struct mr_conn *c,
 
 static enum place_res place_read_resp(struct mroce_engine *e,
 				      struct mr_conn *c, int slot,
-				      const struct mroce_mr_pkt *pk)
+				      const struct mroce_meta_pkt *pk)
 {
 	struct mroce_qp *qp = mroce_qp_find(e, pk->stream);
 	struct mroce_wqe *w;
@@ -977,7 +977,7 @@ static enum place_res place_read_resp(struct mroce_engine *e,
 }
 
 static enum place_res place(struct mroce_engine *e, struct mr_conn *c,
-			    int slot, const struct mroce_mr_pkt *pk)
+			    int slot, const struct mroce_meta_pkt *pk)
 {
 	struct mroce_qp *qp;
 	struct mr_rxmsg *rm;
@@ -1117,7 +1117,7 @@ static enum place_res place(struct mroce_engine *e, struct mr_conn *c,
 }
 
 static int rx_data(struct mroce_engine *e, struct mr_conn *c,
-		   const struct mroce_rx_meta *m, const struct mroce_mr_pkt *pk,
+		   const struct mroce_rx_meta *m, const struct mroce_meta_pkt *pk,
 		   uint64_t now)
 {
 	int slot = pk->path;
@@ -1192,7 +1192,7 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 
 static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 		    const struct mroce_rx_meta *m,
-		    const struct mroce_mr_pkt *pk, uint64_t now)
+		    const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_path *p;
 	uint64_t late;
@@ -1231,7 +1231,7 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 }
 
 static int rx_reroll(struct mroce_engine *e, struct mr_conn *c,
-		     const struct mroce_mr_pkt *pk)
+		     const struct mroce_meta_pkt *pk)
 {
 	struct mr_path *p;
 
@@ -1440,7 +1440,7 @@ static void conn_revive(const struct mroce_engine *e, struct mr_conn *c,
 }
 
 static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
-		   const struct mroce_mr_pkt *pk, uint64_t now)
+		   const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_path *p;
 	uint32_t cum = pk->ack.cum_psn, newly = 0, high, limit;
@@ -1629,7 +1629,7 @@ static void rx_ack(struct mroce_engine *e, struct mr_conn *c,
 }
 
 static void rx_nak(struct mroce_engine *e, struct mr_conn *c,
-		   const struct mroce_mr_pkt *pk, uint64_t now)
+		   const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_txe *t = NULL;
 	struct mr_path *p = NULL;
@@ -1765,10 +1765,10 @@ static void path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
 /* Transmit                                                             */
 /* ------------------------------------------------------------------ */
 static int emit(struct mroce_engine *e, const struct mr_conn *c,
-		const struct mroce_mr_pkt *pk, struct mroce_tx_pkt *out,
+		const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
 		size_t cap, uint16_t sport, bool ect)
 {
-	int n = mroce_mr_build(pk, out->buf, cap);
+	int n = mroce_meta_build(pk, out->buf, cap);
 
 	if (n < 0)
 		return n;
@@ -1783,7 +1783,7 @@ static int emit(struct mroce_engine *e, const struct mr_conn *c,
 }
 
 static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
-		     struct mroce_mr_pkt *pk, uint64_t now)
+		     struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_path *p = &c->path[slot];
 	uint64_t share = mr_cc_fair_share(e, NULL, now) / 1000000ull;
@@ -1856,7 +1856,7 @@ static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
 static int tx_control(struct mroce_engine *e, struct mr_conn *c,
 		      struct mroce_tx_pkt *out, size_t cap, uint64_t now)
 {
-	struct mroce_mr_pkt pk;
+	struct mroce_meta_pkt pk;
 
 	if (c->want_hs && (c->state == MR_CONN_REQ_SENT ||
 			   c->state == MR_CONN_CONFIRM_SENT)) {
@@ -2011,7 +2011,7 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 		      size_t cap, uint64_t now)
 {
 	struct mr_path *p = &c->path[slot];
-	struct mroce_mr_pkt pk;
+	struct mroce_meta_pkt pk;
 	uint32_t mtu = c->mtu, len, msg_len, nsegs;
 
 	memset(&pk, 0, sizeof(pk));
@@ -2542,7 +2542,7 @@ static int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	/* Stateless handshake replies first. */
 	while (cnt < n && t->nhs) {
 		struct mr_hsreply *r = &t->hsq[t->hs_head];
-		struct mroce_mr_pkt pk;
+		struct mroce_meta_pkt pk;
 		struct mroce_tx_pkt *out = &pkts[cnt];
 		int len;
 
@@ -2562,7 +2562,7 @@ static int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 			pk.conn.mtu = e->cfg.mtu;
 			pk.conn.max_paths = e->cfg.npaths;
 		}
-		len = mroce_mr_build(&pk, out->buf, cap);
+		len = mroce_meta_build(&pk, out->buf, cap);
 		if (len < 0)
 			return cnt;
 		out->len = (uint32_t)len;
@@ -3422,7 +3422,7 @@ static uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now)
  * next handshake, and until then its messages waited out the retries. */
 static void no_conn_reply(struct mroce_engine *e,
 			  const struct mroce_rx_meta *m,
-			  const struct mroce_mr_pkt *pk, uint64_t now)
+			  const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	struct mr_hsreply *r;
@@ -3451,7 +3451,7 @@ static void no_conn_reply(struct mroce_engine *e,
  * RETRY_EXC_ERR, the rest flushed) and a fresh connection, idle until
  * a QP needs it, takes the peer's slot. */
 static int rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
-		      const struct mroce_mr_pkt *pk, uint64_t now)
+		      const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	struct mr_conn *c;
@@ -3481,11 +3481,11 @@ static int rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		     const void *buf, size_t len, uint64_t now)
 {
-	struct mroce_mr_pkt pk;
+	struct mroce_meta_pkt pk;
 	struct mr_conn *c;
 	int err;
 
-	err = mroce_mr_parse(buf, len, &pk);
+	err = mroce_meta_parse(buf, len, &pk);
 	if (err < 0) {
 		e->stats.rx_malformed++;
 		return err;

@@ -93,7 +93,7 @@ static int build(const struct bcase *c, uint8_t *buf, size_t cap)
 {
 	static uint8_t payload[1024];
 	struct mroce_frame_spec s = {.vlan = c->vlan ? 100 : -1};
-	struct mroce_mr_pkt p = {0};
+	struct mroce_meta_pkt p = {0};
 	size_t hl;
 	int l4;
 
@@ -121,7 +121,7 @@ static int build(const struct bcase *c, uint8_t *buf, size_t cap)
 		p.payload_len = sizeof(payload);
 	}
 	hl = mroce_frame_hdr_len(&s);
-	l4 = mroce_mr_build(&p, buf + hl, cap - hl);
+	l4 = mroce_meta_build(&p, buf + hl, cap - hl);
 	if (l4 < 0)
 		return l4;
 	return mroce_frame_build(&s, (size_t)l4, buf, cap);

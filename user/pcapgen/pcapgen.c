@@ -41,7 +41,7 @@ struct sample {
 	uint16_t sport;		/* UDP source port: the path entropy */
 	uint16_t vlan_tci;	/* NET4_VLAN only */
 	uint32_t payload_len;
-	struct mroce_mr_pkt mr;
+	struct mroce_meta_pkt mr;
 	struct mroce_rv2_pkt rv;
 };
 
@@ -340,11 +340,11 @@ static int build_frame(const struct sample *s, unsigned int frame_no,
 	fill_payload(payload, s->payload_len, frame_no);
 
 	if (s->proto == MROCE_PROTO_METAROCE) {
-		struct mroce_mr_pkt p = s->mr;
+		struct mroce_meta_pkt p = s->mr;
 
 		p.payload = payload;
 		p.payload_len = s->payload_len;
-		l4 = mroce_mr_build(&p, buf + hl, cap - hl);
+		l4 = mroce_meta_build(&p, buf + hl, cap - hl);
 		if (l4 < 0)
 			return l4;
 		if (s->bad_icrc)
@@ -430,7 +430,7 @@ static const char *op_name(const struct sample *s)
 	const struct mroce_opdesc *d;
 
 	if (s->proto == MROCE_PROTO_METAROCE)
-		d = mroce_mr_opdesc(s->mr.opcode);
+		d = mroce_meta_opdesc(s->mr.opcode);
 	else
 		d = mroce_rv2_opdesc(s->rv.opcode);
 	return d ? d->name : "?";
@@ -493,9 +493,9 @@ static uint32_t be32_at(const uint8_t *p)
 static void list_mr(FILE *o, const struct sample *s, const uint8_t *l4,
 		    size_t l4_len)
 {
-	const struct mroce_mr_pkt *p = &s->mr;
+	const struct mroce_meta_pkt *p = &s->mr;
 	uint16_t ext = mroce_op_ext(p->opcode);
-	int hl = mroce_mr_hdr_len(p->opcode);
+	int hl = mroce_meta_hdr_len(p->opcode);
 
 	fprintf(o, " version=%u opcode=0x%02x flags=0x%02x hdr_words=%d"
 		   " conn_id=0x%08x path=%u path_gen=%u payload_len=%u",
@@ -779,7 +779,7 @@ static void dump_fields(FILE *o, const uint8_t *frame, size_t off,
 			break;
 		case K_MROP:
 		case K_RVOP:
-			d = f[i].kind == K_MROP ? mroce_mr_opdesc(p[0]) :
+			d = f[i].kind == K_MROP ? mroce_meta_opdesc(p[0]) :
 						  mroce_rv2_opdesc(p[0]);
 			snprintf(extra, sizeof(extra), "0x%02x %s", p[0],
 				 d ? d->name : "?");

@@ -10,7 +10,7 @@
  * mroce_sim --bench-crc: the CRC-32 behind both ICRCs, per buffer, for
  * each implementation (tables, PCLMULQDQ, AVX-512 VPCLMULQDQ) this CPU
  * runs; alone, fused with the copy (mroce_crc32_copy) and after a memcpy
- * (what mroce_mr_build did before the fused copy).
+ * (what mroce_meta_build did before the fused copy).
  */
 #include "bench.h"
 

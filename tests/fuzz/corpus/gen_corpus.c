@@ -4,7 +4,7 @@
  *
  *   build/tests/mroce_corpus_gen DIR
  *
- * writes DIR/frame/, DIR/mr_parse/ and DIR/rv2_parse/: a valid packet of
+ * writes DIR/frame/, DIR/meta_parse/ and DIR/rv2_parse/: a valid packet of
  * every opcode of both protocols over IPv4, IPv6 and 802.1Q (RoCEv2 also
  * as a bare UDP payload, for mroce_rv2_parse_l4()), plus a few
  * malformed ones (truncated, bad version, unknown opcode, bad ICRC, bad
@@ -63,7 +63,7 @@ static void spec(struct mroce_frame_spec *s, int v6, int vlan, uint16_t dport)
 	s->dport = dport;
 }
 
-static void mr_fill(struct mroce_mr_pkt *p, uint8_t op)
+static void mr_fill(struct mroce_meta_pkt *p, uint8_t op)
 {
 	static const uint8_t data[13] = "seed payload";
 
@@ -146,18 +146,18 @@ static void metaroce(void)
 	};
 	uint8_t buf[2048], fb[2048];
 	struct mroce_frame_spec s;
-	struct mroce_mr_pkt p;
+	struct mroce_meta_pkt p;
 	int n = 0;
 
 	for (size_t i = 0; i < sizeof(ops); i++) {
 		mr_fill(&p, ops[i]);
-		n = mroce_mr_build(&p, buf, sizeof(buf));
+		n = mroce_meta_build(&p, buf, sizeof(buf));
 		if (n < 0) {
 			fprintf(stderr, "mr %02x: %s\n", ops[i],
 				mroce_err_name(n));
 			exit(1);
 		}
-		save("mr_parse", buf, n);
+		save("meta_parse", buf, n);
 	}
 	/* frames: a data packet and an ACK in each encapsulation */
 	for (int e = 0; e < 4; e++) {
@@ -167,26 +167,26 @@ static void metaroce(void)
 		spec(&s, e & 1, e & 2, MROCE_UDP_PORT);
 		h = mroce_frame_hdr_len(&s);
 		mr_fill(&p, op);
-		n = mroce_mr_build(&p, fb + h, sizeof(fb) - h);
+		n = mroce_meta_build(&p, fb + h, sizeof(fb) - h);
 		save("frame", fb, frame(&s, n, fb, sizeof(fb)));
 	}
 
 	/* malformed MetaRoCE */
 	mr_fill(&p, MROCE_OP_SEND);
-	n = mroce_mr_build(&p, buf, sizeof(buf));
-	save("mr_parse", buf, 20);		/* truncated in SEQ */
-	save("mr_parse", buf, n - 1);		/* ICRC cut */
+	n = mroce_meta_build(&p, buf, sizeof(buf));
+	save("meta_parse", buf, 20);		/* truncated in SEQ */
+	save("meta_parse", buf, n - 1);		/* ICRC cut */
 	buf[0] = 1;				/* version 1 */
-	save("mr_parse", buf, n);
+	save("meta_parse", buf, n);
 	buf[0] = 0;
 	buf[1] = 0x30;				/* unknown opcode */
-	save("mr_parse", buf, 12);
+	save("meta_parse", buf, 12);
 	buf[1] = MROCE_OP_SEND;
 	buf[3] = 3;				/* hdr_words */
-	save("mr_parse", buf, n);
+	save("meta_parse", buf, n);
 	buf[3] = 10;
 	buf[n - 1] ^= 1;			/* ICRC */
-	save("mr_parse", buf, n);
+	save("meta_parse", buf, n);
 }
 
 static void rocev2(void)
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: mroce_corpus_gen DIR\n"
 			"Write the seed corpus of the codec fuzz targets into\n"
-			"DIR/frame, DIR/mr_parse and DIR/rv2_parse (files\n"
+			"DIR/frame, DIR/meta_parse and DIR/rv2_parse (files\n"
 			"named by a hash of their content).\n");
 		return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Fuzz mroce_mr_parse() on raw UDP payloads.
+ * Fuzz mroce_meta_parse() on raw UDP payloads.
  *
  * Each input is parsed twice: as is, and with its last 4 bytes replaced by
  * the right ICRC, so that the fuzzer reaches the checks behind the CRC.
@@ -48,13 +48,13 @@ static void canonical(const uint8_t *in, size_t n, uint16_t ext)
 		memset(canon + 12 + 5, 0, 3);
 	if (ext & MROCE_EXT_CONN)
 		memset(canon + 12 + 36, 0, 4);
-	put_be32(canon + n - 4, mroce_mr_icrc(canon, n - 4));
+	put_be32(canon + n - 4, mroce_meta_icrc(canon, n - 4));
 }
 
 static void parse_and_round_trip(const uint8_t *in, size_t n)
 {
-	struct mroce_mr_pkt p;
-	int err = mroce_mr_parse(in, n, &p), m;
+	struct mroce_meta_pkt p;
+	int err = mroce_meta_parse(in, n, &p), m;
 
 	if (err) {
 		CHECK(err < 0 && err > -MROCE_E__COUNT);
@@ -63,13 +63,13 @@ static void parse_and_round_trip(const uint8_t *in, size_t n)
 	CHECK(p.desc && p.desc->opcode == p.opcode);
 	CHECK(p.payload == in + p.desc->hdr_len);
 	CHECK(p.desc->hdr_len + p.payload_len + 4 == n);
-	m = mroce_mr_build(&p, out, sizeof(out));
+	m = mroce_meta_build(&p, out, sizeof(out));
 	CHECK(m == (int)n);
 	canonical(in, n, p.desc->ext);
 	CHECK(memcmp(out, canon, n) == 0);
 }
 
-static void fuzz_mr_parse(const uint8_t *data, size_t size)
+static void fuzz_meta_parse(const uint8_t *data, size_t size)
 {
 	if (size > MAXPKT)
 		return;
@@ -77,8 +77,8 @@ static void fuzz_mr_parse(const uint8_t *data, size_t size)
 	if (size < 4)
 		return;
 	memcpy(work, data, size);
-	put_be32(work + size - 4, mroce_mr_icrc(work, size - 4));
+	put_be32(work + size - 4, mroce_meta_icrc(work, size - 4));
 	parse_and_round_trip(work, size);
 }
 
-MROCE_FUZZ_TARGET(mr_parse, fuzz_mr_parse)
+MROCE_FUZZ_TARGET(meta_parse, fuzz_meta_parse)

@@ -4,7 +4,7 @@
  * decoder, encoder) drives both directions: the opcode descriptor says
  * which extensions are present, the table says how each is laid out.
  *
- * The engine calls mroce_mr_parse() for every packet it receives, so the
+ * The engine calls mroce_meta_parse() for every packet it receives, so the
  * parser allocates nothing, copies no payload and touches each byte of the
  * packet once (in the CRC) plus the headers once more.
  */
@@ -13,22 +13,22 @@
 
 #include <string.h>
 
-typedef void (*ext_dec_fn)(const uint8_t *h, struct mroce_mr_pkt *p);
-typedef void (*ext_enc_fn)(uint8_t *h, const struct mroce_mr_pkt *p);
+typedef void (*ext_dec_fn)(const uint8_t *h, struct mroce_meta_pkt *p);
+typedef void (*ext_enc_fn)(uint8_t *h, const struct mroce_meta_pkt *p);
 
-static void dec_seq(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_seq(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->psn = get_be32(h);
 	p->tsval = get_be32(h + 4);
 }
 
-static void enc_seq(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_seq(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->psn);
 	put_be32(h + 4, p->tsval);
 }
 
-static void dec_msg(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_msg(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->stream = get_be32(h);
 	p->msn = get_be32(h + 4);
@@ -36,7 +36,7 @@ static void dec_msg(const uint8_t *h, struct mroce_mr_pkt *p)
 	p->msg_len = get_be32(h + 12);
 }
 
-static void enc_msg(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_msg(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->stream);
 	put_be32(h + 4, p->msn);
@@ -44,51 +44,51 @@ static void enc_msg(uint8_t *h, const struct mroce_mr_pkt *p)
 	put_be32(h + 12, p->msg_len);
 }
 
-static void dec_raddr(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_raddr(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->va = get_be64(h);
 	p->rkey = get_be32(h + 8);
 }
 
-static void enc_raddr(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_raddr(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be64(h, p->va);
 	put_be32(h + 8, p->rkey);
 }
 
-static void dec_sink(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_sink(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->sink_va = get_be64(h);
 	p->sink_key = get_be32(h + 8);
 }
 
-static void enc_sink(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_sink(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be64(h, p->sink_va);
 	put_be32(h + 8, p->sink_key);
 }
 
-static void dec_send(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_send(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->ssn = get_be32(h);
 }
 
-static void enc_send(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_send(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->ssn);
 }
 
-static void dec_imm(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_imm(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->imm = get_be32(h);
 }
 
-static void enc_imm(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_imm(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->imm);
 }
 
-static void dec_ack(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_ack(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->ack.cum_psn = get_be32(h);
 	p->ack.tsecr = get_be32(h + 4);
@@ -99,7 +99,7 @@ static void dec_ack(const uint8_t *h, struct mroce_mr_pkt *p)
 	memcpy(p->ack.sack, h + 16, MROCE_SACK_BYTES);
 }
 
-static void enc_ack(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_ack(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->ack.cum_psn);
 	put_be32(h + 4, p->ack.tsecr);
@@ -110,7 +110,7 @@ static void enc_ack(uint8_t *h, const struct mroce_mr_pkt *p)
 	memcpy(h + 16, p->ack.sack, MROCE_SACK_BYTES);
 }
 
-static void dec_nak(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_nak(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->nak.code = h[0];
 	p->nak.rnr_timer = h[1];
@@ -120,7 +120,7 @@ static void dec_nak(const uint8_t *h, struct mroce_mr_pkt *p)
 	p->nak.psn = get_be32(h + 12);
 }
 
-static void enc_nak(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_nak(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	h[0] = p->nak.code;
 	h[1] = p->nak.rnr_timer;
@@ -131,19 +131,19 @@ static void enc_nak(uint8_t *h, const struct mroce_mr_pkt *p)
 }
 
 /* PROBE's tsval lands in p->tsval, like SEQ's (codec.h). */
-static void dec_probe(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_probe(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->next_psn = get_be32(h);
 	p->tsval = get_be32(h + 4);
 }
 
-static void enc_probe(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_probe(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->next_psn);
 	put_be32(h + 4, p->tsval);
 }
 
-static void dec_reroll(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_reroll(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->reroll.old_gen = h[0];
 	p->reroll.new_gen = h[1];
@@ -152,7 +152,7 @@ static void dec_reroll(const uint8_t *h, struct mroce_mr_pkt *p)
 	/* h[5..7]: reserved, ignored */
 }
 
-static void enc_reroll(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_reroll(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	h[0] = p->reroll.old_gen;
 	h[1] = p->reroll.new_gen;
@@ -161,7 +161,7 @@ static void enc_reroll(uint8_t *h, const struct mroce_mr_pkt *p)
 	h[5] = h[6] = h[7] = 0;
 }
 
-static void dec_conn(const uint8_t *h, struct mroce_mr_pkt *p)
+static void dec_conn(const uint8_t *h, struct mroce_meta_pkt *p)
 {
 	p->conn.src_conn_id = get_be32(h);
 	p->conn.isn = get_be32(h + 4);
@@ -175,7 +175,7 @@ static void dec_conn(const uint8_t *h, struct mroce_mr_pkt *p)
 	/* h[36..39]: reserved, ignored */
 }
 
-static void enc_conn(uint8_t *h, const struct mroce_mr_pkt *p)
+static void enc_conn(uint8_t *h, const struct mroce_meta_pkt *p)
 {
 	put_be32(h, p->conn.src_conn_id);
 	put_be32(h + 4, p->conn.isn);
@@ -218,7 +218,7 @@ static bool is_connect_op(uint8_t op)
 
 /* The field rules shared by parse (-> BAD_OFFSET / BAD_FIELD) and build
  * (-> INVAL), so that build never emits what parse would refuse. */
-static int mr_check_fields(const struct mroce_mr_pkt *p, uint16_t ext)
+static int mr_check_fields(const struct mroce_meta_pkt *p, uint16_t ext)
 {
 	if (p->path >= MROCE_MAX_PATHS)
 		return -MROCE_E_BAD_FIELD;
@@ -237,7 +237,7 @@ static int mr_check_fields(const struct mroce_mr_pkt *p, uint16_t ext)
 	return 0;
 }
 
-int mroce_mr_parse(const void *l4, size_t len, struct mroce_mr_pkt *p)
+int mroce_meta_parse(const void *l4, size_t len, struct mroce_meta_pkt *p)
 {
 	const uint8_t *b = l4;
 	const struct mroce_opdesc *d;
@@ -250,7 +250,7 @@ int mroce_mr_parse(const void *l4, size_t len, struct mroce_mr_pkt *p)
 		return -MROCE_E_TRUNC_HDR;
 	if (b[0] != MROCE_VERSION)
 		return -MROCE_E_BAD_VERSION;
-	d = mroce_mr_opdesc(b[1]);
+	d = mroce_meta_opdesc(b[1]);
 	/* before any length arithmetic (peers.md: rxe's out-of-bounds read) */
 	if (!d)
 		return -MROCE_E_BAD_OPCODE;
@@ -264,7 +264,7 @@ int mroce_mr_parse(const void *l4, size_t len, struct mroce_mr_pkt *p)
 		return -MROCE_E_BAD_LEN;
 	if (plen && !d->payload)
 		return -MROCE_E_UNEXPECTED_PAYLOAD;
-	if (mroce_mr_icrc(b, len - MROCE_ICRC_LEN) !=
+	if (mroce_meta_icrc(b, len - MROCE_ICRC_LEN) !=
 	    get_be32(b + len - MROCE_ICRC_LEN))
 		return -MROCE_E_BAD_ICRC;
 
@@ -299,15 +299,15 @@ static uint32_t mr_payload_icrc(uint8_t *b, size_t hlen, const void *payload,
 	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)payload;
 
 	if (!payload || !len || payload == dst)
-		return mroce_mr_icrc(b, hlen + len);
+		return mroce_meta_icrc(b, hlen + len);
 	if (s < d + len && d < s + len) {
 		memmove(dst, payload, len);
-		return mroce_mr_icrc(b, hlen + len);
+		return mroce_meta_icrc(b, hlen + len);
 	}
 	return mroce_crc32_copy(mroce_crc32(0, b, hlen), dst, payload, len);
 }
 
-int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap)
+int mroce_meta_build(const struct mroce_meta_pkt *p, void *buf, size_t cap)
 {
 	const struct mroce_opdesc *d;
 	uint8_t *b = buf, *h;
@@ -315,7 +315,7 @@ int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap)
 
 	if (!p || !b)
 		return -MROCE_E_INVAL;
-	d = mroce_mr_opdesc(p->opcode);
+	d = mroce_meta_opdesc(p->opcode);
 	if (!d)
 		return -MROCE_E_INVAL;
 	if (p->flags & MROCE_F_RESERVED)
@@ -349,7 +349,7 @@ int mroce_mr_build(const struct mroce_mr_pkt *p, void *buf, size_t cap)
 	return (int)total;
 }
 
-uint32_t mroce_mr_icrc(const void *l4, size_t len_without_icrc)
+uint32_t mroce_meta_icrc(const void *l4, size_t len_without_icrc)
 {
 	return mroce_crc32(0, l4, len_without_icrc);
 }
