@@ -292,6 +292,14 @@ uint64_t mroce_engine_next_timer(const struct mroce_engine *e, uint64_t now);
 	X(path_rerolls) X(rto_fires) X(probes_sent) X(msgs_completed)          \
 	X(bytes_completed) X(handshakes)
 
+/* How many counters MROCE_ENGINE_STATS lists. */
+enum {
+#define MROCE_X_STAT_N(n) MROCE_ENGINE_STAT_##n,
+	MROCE_ENGINE_STATS(MROCE_X_STAT_N)
+#undef MROCE_X_STAT_N
+	MROCE_ENGINE_NSTATS
+};
+
 struct mroce_engine_stats {
 #define MROCE_X_STAT(n) uint64_t n;
 	MROCE_ENGINE_STATS(MROCE_X_STAT)

@@ -116,6 +116,14 @@ int mroce_io_fd(const struct mroce_io *io);
 	X(rx_pkts) X(rx_bytes) X(tx_pkts) X(tx_bytes) X(rx_not_ours)           \
 	X(rx_bad_frame) X(rx_bad_icrc) X(tx_full) X(tx_kicks) X(tx_errors)
 
+/* How many counters MROCE_IO_STATS lists. */
+enum {
+#define MROCE_X_IOSTAT_N(n) MROCE_IO_STAT_##n,
+	MROCE_IO_STATS(MROCE_X_IOSTAT_N)
+#undef MROCE_X_IOSTAT_N
+	MROCE_IO_NSTATS
+};
+
 struct mroce_io_stats {
 #define MROCE_X_IOSTAT(n) uint64_t n;
 	MROCE_IO_STATS(MROCE_X_IOSTAT)

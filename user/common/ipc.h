@@ -55,6 +55,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "mroce/engine.h"
+#include "mroce/io.h"
+#include "mroce/mroce.h"
+
 #define MRD_VERSION 1
 #define MRD_DEFAULT_SOCK "/run/mroce/mroced.sock"
 #define MRD_SHM_MAGIC 0x6d726f63u /* "mroc" */
@@ -146,21 +150,21 @@ struct mrd_path {
 };
 _Static_assert(sizeof(struct mrd_path) == 40, "mrd_path size");
 
-/* Engine stats subset of struct mrv_dev_stats, in its order. */
-struct mrd_stats {
-	uint64_t tx_pkts, rx_pkts, tx_data_pkts, rx_data_pkts;
-	uint64_t retransmits, rx_dup, rx_ooo, ce_marks, path_rerolls;
-	uint64_t rto_fires, rx_malformed, rx_bad_rkey, io_tx_full;
-	uint64_t io_tx_errors;
-};
-_Static_assert(sizeof(struct mrd_stats) == 14 * 8, "mrd_stats size");
+/* QUERY_STATS answers with struct mrv_dev_stats itself (mroce.h), filled
+ * by mroce_dev_stats_fill() (devstats.h) exactly as embedded mode does. */
+_Static_assert(sizeof(struct mrv_dev_stats) == 14 * 8, "mrv_dev_stats size");
 
 /* Daemon-side counters of refused input, reported by STATUS. */
 #define MRD_CTL_COUNTERS(X)                                                    \
 	X(ctl_requests) X(ctl_bad_size) X(ctl_bad_version) X(ctl_bad_op)       \
 	X(ctl_bad_handle) X(ctl_no_hello) X(ctl_bad_arg) X(sq_entries)         \
 	X(sq_bad_entries) X(sessions_reaped)
-#define MRD_CTL_NCOUNTERS 10
+enum {
+#define MRD_X_CTL_IDX(n) MRD_CTL_##n,
+	MRD_CTL_COUNTERS(MRD_X_CTL_IDX)
+#undef MRD_X_CTL_IDX
+	MRD_CTL_NCOUNTERS
+};
 
 struct mrd_status {
 	uint32_t pid;
@@ -172,8 +176,9 @@ struct mrd_status {
 	char ifname[16];
 	uint64_t uptime_ms;
 	uint64_t ctl[MRD_CTL_NCOUNTERS];
-	uint64_t io[10]; /* struct mroce_io_stats, in its order */
-	uint64_t eng[25]; /* struct mroce_engine_stats of the asked engine */
+	uint64_t io[MROCE_IO_NSTATS];	  /* struct mroce_io_stats, in order */
+	uint64_t eng[MROCE_ENGINE_NSTATS]; /* mroce_engine_stats of the asked
+					    * engine, in its order */
 };
 
 struct mrd_app_info {
@@ -219,7 +224,7 @@ struct mrd_rep {
 			char dest_addr[48];
 		} qattr;
 		struct mrd_path path;
-		struct mrd_stats stats;
+		struct mrv_dev_stats stats;
 		struct mrd_status status;
 		struct mrd_app_info app;
 		uint8_t raw[496];

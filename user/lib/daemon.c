@@ -612,22 +612,7 @@ int mrd_query_stats(const struct mrv_device *dev, struct mrv_dev_stats *st)
 
 	if (err < 0)
 		return err;
-	*st = (struct mrv_dev_stats){
-		.tx_pkts = r.u.stats.tx_pkts,
-		.rx_pkts = r.u.stats.rx_pkts,
-		.tx_data_pkts = r.u.stats.tx_data_pkts,
-		.rx_data_pkts = r.u.stats.rx_data_pkts,
-		.retransmits = r.u.stats.retransmits,
-		.rx_dup = r.u.stats.rx_dup,
-		.rx_ooo = r.u.stats.rx_ooo,
-		.ce_marks = r.u.stats.ce_marks,
-		.path_rerolls = r.u.stats.path_rerolls,
-		.rto_fires = r.u.stats.rto_fires,
-		.rx_malformed = r.u.stats.rx_malformed,
-		.rx_bad_rkey = r.u.stats.rx_bad_rkey,
-		.io_tx_full = r.u.stats.io_tx_full,
-		.io_tx_errors = r.u.stats.io_tx_errors,
-	};
+	*st = r.u.stats;
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "mroce/wire.h"
+#include "../common/devstats.h"
 #include "daemon_int.h"
 #include "lib_int.h"
 
@@ -205,22 +206,7 @@ int mrv_query_stats(const struct mrv_device *dev, struct mrv_dev_stats *st)
 		return mrd_query_stats(dev, st);
 	mroce_engine_get_stats(dev->e, &es);
 	mroce_io_get_stats(dev->io, &is);
-	*st = (struct mrv_dev_stats){
-		.tx_pkts = es.tx_pkts,
-		.rx_pkts = es.rx_pkts,
-		.tx_data_pkts = es.tx_data_pkts,
-		.rx_data_pkts = es.rx_data_pkts,
-		.retransmits = es.retransmits,
-		.rx_dup = es.rx_dup,
-		.rx_ooo = es.rx_ooo,
-		.ce_marks = es.ce_marks,
-		.path_rerolls = es.path_rerolls,
-		.rto_fires = es.rto_fires,
-		.rx_malformed = es.rx_malformed,
-		.rx_bad_rkey = es.rx_bad_rkey,
-		.io_tx_full = is.tx_full,
-		.io_tx_errors = is.tx_errors,
-	};
+	mroce_dev_stats_fill(st, &es, &is);
 	return 0;
 }
 

@@ -63,8 +63,10 @@ static const char *const ctl_names[] = {
 	MRD_CTL_COUNTERS(X_NAME)
 #undef X_NAME
 };
-_Static_assert(sizeof(io_names) / sizeof(io_names[0]) == 10, "io stats");
-_Static_assert(sizeof(eng_names) / sizeof(eng_names[0]) == 25, "eng stats");
+_Static_assert(sizeof(io_names) / sizeof(io_names[0]) == MROCE_IO_NSTATS,
+	       "io stats");
+_Static_assert(sizeof(eng_names) / sizeof(eng_names[0]) == MROCE_ENGINE_NSTATS,
+	       "eng stats");
 _Static_assert(sizeof(ctl_names) / sizeof(ctl_names[0]) == MRD_CTL_NCOUNTERS,
 	       "ctl counters");
 
@@ -192,9 +194,11 @@ int cmd_daemon(int argc, char **argv)
 	}
 	print_list("control", ctl_names, st.u.status.ctl, MRD_CTL_NCOUNTERS,
 		   json, true);
-	print_list("io", io_names, st.u.status.io, 10, json, false);
-	print_list("metaroce", eng_names, st.u.status.eng, 25, json, false);
-	print_list("rocev2", eng_names, rv2.u.status.eng, 25, json, false);
+	print_list("io", io_names, st.u.status.io, MROCE_IO_NSTATS, json, false);
+	print_list("metaroce", eng_names, st.u.status.eng,
+		   MROCE_ENGINE_NSTATS, json, false);
+	print_list("rocev2", eng_names, rv2.u.status.eng,
+		   MROCE_ENGINE_NSTATS, json, false);
 	if (json)
 		printf(",\"app_list\":[");
 	else if (st.u.status.apps)

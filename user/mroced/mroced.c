@@ -50,6 +50,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "../common/devstats.h"
 #include "../common/ipc.h"
 #include "../io/endpoint.h"
 #include "../mrocectl/loader.h"
@@ -257,13 +258,6 @@ static struct {
 	struct evtag tag_listen, tag_signal, tag_ep;
 } D;
 
-enum {
-#define X_IDX(n) C_##n,
-	MRD_CTL_COUNTERS(X_IDX)
-#undef X_IDX
-		C_COUNT
-};
-_Static_assert(C_COUNT == MRD_CTL_NCOUNTERS, "counter count");
 
 static uint64_t now_ns(void)
 {
@@ -528,10 +522,10 @@ static int drain_sq(struct sess *s, uint64_t now, int budget)
 
 		tail++;
 		n++;
-		D.ctl[C_sq_entries]++;
+		D.ctl[MRD_CTL_sq_entries]++;
 		q = find_qp(s, x.qpn);
 		if (!q || (x.kind != MRD_SQE_SEND && x.kind != MRD_SQE_RECV)) {
-			D.ctl[C_sq_bad_entries]++;
+			D.ctl[MRD_CTL_sq_bad_entries]++;
 			continue;
 		}
 		if (q->bl_n || submit(s, q, &x, now) == -EAGAIN) {
@@ -638,7 +632,7 @@ static void sess_reap(struct sess *s, const char *why)
 		       "released",
 		       s->id, (int)s->pid, why, s->nqps, s->ncqs, s->nmrs);
 	if (s->hello)
-		D.ctl[C_sessions_reaped]++;
+		D.ctl[MRD_CTL_sessions_reaped]++;
 	sess_close(s);
 }
 
@@ -1076,22 +1070,7 @@ static void do_query_stats(struct sess *s, struct mrd_rep *r)
 
 	mroce_engine_get_stats(s->e, &es);
 	mroce_ep_io_stats(D.ep, &is);
-	r->u.stats = (struct mrd_stats){
-		.tx_pkts = es.tx_pkts,
-		.rx_pkts = es.rx_pkts,
-		.tx_data_pkts = es.tx_data_pkts,
-		.rx_data_pkts = es.rx_data_pkts,
-		.retransmits = es.retransmits,
-		.rx_dup = es.rx_dup,
-		.rx_ooo = es.rx_ooo,
-		.ce_marks = es.ce_marks,
-		.path_rerolls = es.path_rerolls,
-		.rto_fires = es.rto_fires,
-		.rx_malformed = es.rx_malformed,
-		.rx_bad_rkey = es.rx_bad_rkey,
-		.io_tx_full = is.tx_full,
-		.io_tx_errors = is.tx_errors,
-	};
+	mroce_dev_stats_fill(&r->u.stats, &es, &is);
 }
 
 static int do_status(const struct mrd_req *q, struct mrd_rep *r)
@@ -1163,11 +1142,11 @@ static int dispatch(struct sess *s, const struct mrd_req *q, struct mrd_rep *r,
 	if (q->op == MRD_OP_HELLO)
 		return do_hello(s, q, r, fds, nfds);
 	if (q->op == 0 || q->op >= MRD_OP_MAX) {
-		D.ctl[C_ctl_bad_op]++;
+		D.ctl[MRD_CTL_ctl_bad_op]++;
 		return -EOPNOTSUPP;
 	}
 	if (!s->hello) {
-		D.ctl[C_ctl_no_hello]++;
+		D.ctl[MRD_CTL_ctl_no_hello]++;
 		return -ENOTCONN;
 	}
 	/* Work posted before this request goes first (program order). */
@@ -1221,7 +1200,7 @@ static int dispatch(struct sess *s, const struct mrd_req *q, struct mrd_rep *r,
 		do_query_stats(s, r);
 		return 0;
 	}
-	D.ctl[C_ctl_bad_op]++;
+	D.ctl[MRD_CTL_ctl_bad_op]++;
 	return -EOPNOTSUPP;
 }
 
@@ -1301,18 +1280,18 @@ static bool handle_sock(struct sess *s)
 					close(fd);
 			}
 		}
-		D.ctl[C_ctl_requests]++;
+		D.ctl[MRD_CTL_ctl_requests]++;
 		r.version = MRD_VERSION;
 		if ((size_t)n < 8 || (m.msg_flags & MSG_TRUNC) ||
 		    (size_t)n != sizeof(struct mrd_req)) {
-			D.ctl[C_ctl_bad_size]++;
+			D.ctl[MRD_CTL_ctl_bad_size]++;
 			r.err = -EBADMSG;
 			if ((size_t)n >= 8) {
 				r.op = in.q.op;
 				r.seq = in.q.seq;
 			}
 		} else if (in.q.version != MRD_VERSION) {
-			D.ctl[C_ctl_bad_version]++;
+			D.ctl[MRD_CTL_ctl_bad_version]++;
 			r.op = in.q.op;
 			r.seq = in.q.seq;
 			r.err = -EPROTO;
@@ -1321,9 +1300,9 @@ static bool handle_sock(struct sess *s)
 			r.seq = in.q.seq;
 			r.err = dispatch(s, &in.q, &r, rfd, fds, &nfds);
 			if (r.err == -ENOENT)
-				D.ctl[C_ctl_bad_handle]++;
+				D.ctl[MRD_CTL_ctl_bad_handle]++;
 			else if (r.err == -EINVAL)
-				D.ctl[C_ctl_bad_arg]++;
+				D.ctl[MRD_CTL_ctl_bad_arg]++;
 			if (r.err && verbose)
 				pr_dbg("session %d: op %u: %s", s->id, r.op,
 				       strerror(-r.err));
