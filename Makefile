@@ -46,6 +46,10 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 # Filled in by the module.mk files.
 LIB_SRCS :=		# linked into libmroce.a (and its sanitizer twin)
+ILIBS :=		# internal static libraries: <name>_ILIB_SRCS ->
+			# build/lib/libmroce-<name>.a (+ sanitizer twin);
+			# a tool or test helper links those in <x>_ILIBS,
+			# the Check runner links every one
 TOOLS :=		# build/bin/<tool>; <tool>_SRCS, <tool>_LDLIBS
 TEST_SRCS :=		# Check suites, linked into build/tests/mroce_check
 TEST_BINS :=		# helper programs tests run: <name>_SRCS (sanitized)
@@ -69,11 +73,15 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
 TOOL_BINS := $(addprefix $(BUILD)/bin/,$(TOOLS))
 TEST_HELPER_BINS := $(addprefix $(BUILD)/tests/,$(TEST_BINS))
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
+ilib_rel = $(foreach l,$(1),$(BUILD)/lib/libmroce-$(l).a)
+ilib_san = $(foreach l,$(1),$(BUILD)/lib/libmroce-$(l)-san.a)
+ILIB_ALL_SRCS := $(foreach l,$(ILIBS),$($(l)_ILIB_SRCS))
 CHECK_BIN := $(BUILD)/tests/mroce_check
 
 # Objects reached only through pattern rules are intermediates to make,
 # which would delete them after each build and rebuild them next time.
 .SECONDARY: $(BPF_OBJS) \
+	$(call obj_rel,$(ILIB_ALL_SRCS)) $(call obj_san,$(ILIB_ALL_SRCS)) \
 	$(call obj_rel,$(foreach t,$(TOOLS),$($(t)_SRCS))) \
 	$(call obj_san,$(foreach t,$(TEST_BINS),$($(t)_SRCS))) \
 	$(call obj_fuzz,$(foreach t,$(FUZZERS),$($(t)_SRC)))
@@ -81,7 +89,7 @@ CHECK_BIN := $(BUILD)/tests/mroce_check
 .PHONY: all check deps fuzz help clean config-check tests-build demo
 .DEFAULT_GOAL := all
 
-all: config-check $(BPF_SKELS) $(LIB_A) $(TOOL_BINS)
+all: config-check $(BPF_SKELS) $(LIB_A) $(call ilib_rel,$(ILIBS)) $(TOOL_BINS)
 
 help:
 	@echo 'mroce make targets:'
@@ -130,6 +138,17 @@ $(LIB_FUZZ_A): $(call obj_fuzz,$(LIB_SRCS))
 	$(call msg,AR,$@)
 	$(Q)mkdir -p $(@D) && rm -f $@ && if [ -n "$^" ]; then ar rcs $@ $^; else printf '!<arch>\n' > $@; fi
 
+# Internal libraries: one rule pair each, made from the ILIBS list.
+define ILIB_RULES
+$(BUILD)/lib/libmroce-$(1).a: $(call obj_rel,$($(1)_ILIB_SRCS))
+	$$(call msg,AR,$$@)
+	$(Q)mkdir -p $$(@D) && rm -f $$@ && ar rcs $$@ $$^
+$(BUILD)/lib/libmroce-$(1)-san.a: $(call obj_san,$($(1)_ILIB_SRCS))
+	$$(call msg,AR,$$@)
+	$(Q)mkdir -p $$(@D) && rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach l,$(ILIBS),$(eval $(call ILIB_RULES,$(l))))
+
 # ---------------------------------------------------------------- BPF
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(MK_DEPS)
 	$(call msg,BPF,$<)
@@ -143,20 +162,20 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 # ---------------------------------------------------------------- tools
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(call obj_rel,$$($$*_SRCS)) $(LIB_A)
+$(BUILD)/bin/%: $$(call obj_rel,$$($$*_SRCS)) $$(call ilib_rel,$$($$*_ILIBS)) $(LIB_A)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -o $@ $(filter %.o,$^) $(LIB_A) $($*_LDLIBS) $(LIBS_PC) -lm
+	$(Q)$(CC) -o $@ $(filter %.o,$^) $(call ilib_rel,$($*_ILIBS)) $(LIB_A) $($*_LDLIBS) $(LIBS_PC) -lm
 
-$(BUILD)/tests/%: $$(call obj_san,$$($$*_SRCS)) $(LIB_SAN_A)
+$(BUILD)/tests/%: $$(call obj_san,$$($$*_SRCS)) $$(call ilib_san,$$($$*_ILIBS)) $(LIB_SAN_A)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $(filter %.o,$^) $(LIB_SAN_A) $($*_LDLIBS) $(LIBS_PC) -lm
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $(filter %.o,$^) $(call ilib_san,$($*_ILIBS)) $(LIB_SAN_A) $($*_LDLIBS) $(LIBS_PC) -lm
 
-$(CHECK_BIN): $(call obj_san,$(TEST_SRCS)) $(LIB_SAN_A)
+$(CHECK_BIN): $(call obj_san,$(TEST_SRCS)) $(call ilib_san,$(ILIBS)) $(LIB_SAN_A)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $(filter %.o,$^) $(LIB_SAN_A) $(LIBS_PC) $(CHECK_LIBS) -lm
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $(filter %.o,$^) $(call ilib_san,$(ILIBS)) $(LIB_SAN_A) $(LIBS_PC) $(CHECK_LIBS) -lm
 
 $(BUILD)/fuzz/%: $$(call obj_fuzz,$$($$*_SRC)) $(LIB_FUZZ_A)
 	$(call msg,FUZZ-LD,$@)

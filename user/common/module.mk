@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# user/common: internal helpers shared by the library and the tools
-# (util.c: random bytes, addresses, number parsing, --version; json.c:
-# the tools' JSON output through json-c), and the
-# internal headers ipc.h (daemon protocol) and rng.h (the one PRNG).
-LIB_SRCS += user/common/util.c user/common/json.c
+# user/common: internal helpers. util.c (random bytes, addresses, number
+# parsing, --version) is part of libmroce; json.c (the tools' JSON output
+# through json-c) is the internal "tool" library that only tools link.
+# Internal headers: ipc.h (daemon protocol), rng.h (the one PRNG),
+# devstats.h (struct mrv_dev_stats from engine and I/O counters).
+LIB_SRCS += user/common/util.c
+ILIBS += tool
+tool_ILIB_SRCS := user/common/json.c
