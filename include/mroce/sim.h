@@ -149,7 +149,6 @@ uint64_t mroce_sim_net_next(const struct mroce_sim_net *n);
 uint64_t mroce_sim_net_digest(const struct mroce_sim_net *n);
 /* Mix a caller value (e.g. a completion) into the digest. */
 void mroce_sim_net_mix(struct mroce_sim_net *n, uint64_t v);
-struct mroce_sim_rng *mroce_sim_net_rng(struct mroce_sim_net *n);
 
 /* Plane `path` between leaves a and b (direction a -> b), summed over all
  * leaf pairs when a or b is UINT32_MAX. -EINVAL on a bad index. */
@@ -262,7 +261,6 @@ int mroce_sim_create(const struct mroce_sim_cfg *cfg, struct mroce_sim **out);
 int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res);
 void mroce_sim_destroy(struct mroce_sim *s);
 struct mroce_engine *mroce_sim_engine(struct mroce_sim *s, uint32_t host);
-struct mroce_sim_net *mroce_sim_get_net(struct mroce_sim *s);
 /* After a run: bytes completed per time bin (bin i covers [start + i *
  * bin_ns, start + (i + 1) * bin_ns)), up to the last completion. Returns
  * the number of bins; *bins stays owned by the simulation. */

@@ -3,7 +3,8 @@
 # (net model and engine-driving simulation; not part of libmroce), and the
 # mroce_sim tool.
 ILIBS += sim
-sim_ILIB_SRCS := user/sim/net.c user/sim/sim.c
+sim_ILIB_SRCS := user/sim/net.c user/sim/sim.c user/sim/sim_app.c \
+	user/sim/sim_report.c
 TOOLS += mroce_sim
 mroce_sim_SRCS := user/sim/main.c user/sim/bench.c
 mroce_sim_ILIBS := sim tool

@@ -586,11 +586,6 @@ uint64_t mroce_sim_net_digest(const struct mroce_sim_net *n)
 	return n->digest;
 }
 
-struct mroce_sim_rng *mroce_sim_net_rng(struct mroce_sim_net *n)
-{
-	return &n->rng;
-}
-
 uint32_t mroce_sim_net_leaf(const struct mroce_sim_net *n, uint32_t host)
 {
 	return host < n->cfg.nhosts ? n->leaf[host] : UINT32_MAX;

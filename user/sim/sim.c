@@ -22,10 +22,12 @@
  * receive CQE). A slot is reused only after that check, and a stale
  * write into it would break the next check because the pattern depends
  * on the stream offset.
+ *
+ * This file: configuration defaults, violations, the QP lookup, the host
+ * NIC and timers, set-up and the run loop. The application (posting and
+ * checking) is sim_app.c; statistics and the report are sim_report.c.
  */
-#include "mroce/sim.h"
-#include "mroce/codec.h"
-#include "mroce/engine.h"
+#include "sim_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,83 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-
-enum {
-	EV_NIC = 1,	/* arg = host: its uplink is free again */
-	EV_TIMER = 2,	/* arg = host: engine timer */
-};
-
-#define RECV_HOST	0
-#define POLL_BATCH	64
-#define HIST_SUB	64	/* log-linear histogram: 64 steps per octave */
-#define HIST_BUCKETS	(64 * HIST_SUB)
-#define MAX_BINS	(1u << 20)
-
-struct pairing {
-	uint32_t snd;		/* sender host */
-	int peer_at_snd;	/* receiver's peer id in the sender's engine */
-	int peer_at_rcv;	/* sender's peer id in the receiver's engine */
-};
-
-struct qpconn {
-	uint32_t id, snd;
-	uint32_t sqpn, rqpn;	/* sender's and receiver's QP numbers */
-	uint8_t *sbuf, *rbuf;	/* outstanding slots of msg_size */
-	uint64_t nmsgs;
-	uint64_t posted, done;	/* send WRs posted / completed */
-	uint64_t rposted, rdone; /* receive WRs (SEND op) */
-	uint64_t bytes_done;
-	uint64_t finish_ns;
-	uint64_t *post_ns;	/* per slot */
-};
-
-struct host {
-	uint32_t id;
-	struct mroce_engine *e;
-	int cq;
-	uint8_t *mem;
-	size_t memlen;
-	struct mroce_mr mr;
-	struct pairing **peer_pair;	/* by peer id */
-	uint32_t peer_cap;
-	uint64_t nic_free_at;
-	uint64_t timer_at;
-	bool nic_pending;
-};
-
-/* open addressing (host << 32 | qpn) -> conn index */
-struct qpmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	uint32_t cap;
-};
-
-struct mroce_sim {
-	struct mroce_sim_cfg cfg;
-	struct mroce_sim_net *net;
-	uint32_t nhosts;
-	uint32_t *host_leaf;
-	struct host *hosts;
-	struct pairing *pairs;	/* one per sender */
-	struct qpconn *conns;
-	uint32_t nconns, nfinished;
-	struct qpmap qpmap;
-	struct mroce_sim_rng rng;
-
-	bool stop;		/* a violation: stop at once */
-	bool all_done;		/* every QP finished: drain, then sweep */
-	uint64_t drain_until;
-	struct mroce_sim_result res;
-	uint64_t last_progress;
-	uint64_t first_fail;	/* earliest blackhole, or NEVER */
-	uint64_t hist[HIST_BUCKETS];
-	uint64_t *bins;
-	uint32_t nbins;
-	uint64_t bin_ns;
-	bool jain_done;
-	uint64_t corrupt_accepted;
-	uint64_t trace_next;	/* next cfg.trace call */
-};
 
 const char *mroce_sim_verdict_str(enum mroce_sim_verdict v)
 {
@@ -172,8 +97,7 @@ static inline uint32_t mroce_sim_net_cfg_max(const struct mroce_sim *s)
 /* ------------------------------------------------------------------ */
 /* Violations                                                           */
 /* ------------------------------------------------------------------ */
-__attribute__((format(printf, 3, 4))) static void
-violation(struct mroce_sim *s, enum mroce_sim_verdict v, const char *fmt,
+void sim_violation(struct mroce_sim *s, enum mroce_sim_verdict v, const char *fmt,
 	  ...)
 {
 	va_list ap;
@@ -210,358 +134,13 @@ static void qpmap_put(struct qpmap *m, uint32_t host, uint32_t qpn,
 	m->vals[i] = val;
 }
 
-static struct qpconn *qpmap_get(struct mroce_sim *s, uint32_t host,
+struct qpconn *sim_qpmap_get(struct mroce_sim *s, uint32_t host,
 				uint32_t qpn)
 {
 	uint64_t key = ((uint64_t)host << 32 | qpn) + 1;
 	uint32_t i = qpmap_slot(&s->qpmap, key);
 
 	return s->qpmap.keys[i] ? &s->conns[s->qpmap.vals[i]] : NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Statistics helpers                                                   */
-/* ------------------------------------------------------------------ */
-static uint32_t hist_bucket(uint64_t v)
-{
-	int e;
-
-	if (v < HIST_SUB)
-		return (uint32_t)v;
-	e = 63 - __builtin_clzll(v);	/* >= 6 */
-	return (uint32_t)((e - 5) * HIST_SUB +
-			  ((v >> (e - 6)) - HIST_SUB));
-}
-
-static uint64_t hist_value(uint32_t b)
-{
-	uint32_t e, m;
-
-	if (b < HIST_SUB)
-		return b;
-	e = b / HIST_SUB + 5;
-	m = b % HIST_SUB + HIST_SUB;
-	/* middle of the bucket */
-	return ((uint64_t)m << (e - 6)) + ((1ull << (e - 6)) >> 1);
-}
-
-static double hist_pct(const uint64_t *h, uint64_t total, double pct)
-{
-	uint64_t want, acc = 0;
-
-	if (!total)
-		return 0;
-	want = (uint64_t)ceil(pct / 100.0 * (double)total);
-	if (want == 0)
-		want = 1;
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
-		acc += h[b];
-		if (acc >= want)
-			return (double)hist_value(b);
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Application                                                          */
-/* ------------------------------------------------------------------ */
-static uint32_t msg_len(const struct mroce_sim *s, uint64_t idx)
-{
-	uint64_t off = idx * s->cfg.msg_size;
-	uint64_t left = s->cfg.bytes - off;
-
-	return left < s->cfg.msg_size ? (uint32_t)left : s->cfg.msg_size;
-}
-
-static void fill_pattern(uint8_t *p, uint32_t conn, uint64_t off, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		p[i] = mroce_sim_pattern(conn, off + i);
-}
-
-/* Index of the first wrong byte, or -1. */
-static int64_t check_pattern(const uint8_t *p, uint32_t conn, uint64_t off,
-			     uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (p[i] != mroce_sim_pattern(conn, off + i))
-			return i;
-	return -1;
-}
-
-static uint8_t *slot(uint8_t *base, const struct mroce_sim *s, uint64_t idx)
-{
-	return base + (idx % s->cfg.outstanding) * (uint64_t)s->cfg.msg_size;
-}
-
-static int post_recvs(struct mroce_sim *s, struct qpconn *c)
-{
-	struct host *r = &s->hosts[RECV_HOST];
-
-	while (c->rposted < c->nmsgs &&
-	       c->rposted - c->rdone < s->cfg.outstanding) {
-		struct mroce_recv_wr wr = {
-			.wr_id = c->rposted,
-			.sge = {
-				.addr = (uint64_t)(uintptr_t)slot(c->rbuf, s,
-								  c->rposted),
-				.length = s->cfg.msg_size,
-				.lkey = r->mr.lkey,
-			},
-		};
-		int err = mroce_post_recv(r->e, c->rqpn, &wr);
-
-		if (err) {
-			violation(s, MROCE_SIM_ENGINE,
-				  "post_recv conn %u: %d", c->id, err);
-			return err;
-		}
-		c->rposted++;
-	}
-	return 0;
-}
-
-static void post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now)
-{
-	struct host *h = &s->hosts[c->snd];
-
-	while (c->posted < c->nmsgs &&
-	       c->posted - c->done < s->cfg.outstanding) {
-		uint64_t i = c->posted;
-		uint32_t len = msg_len(s, i);
-		uint8_t *src = slot(c->sbuf, s, i);
-		struct mroce_send_wr wr = {
-			.wr_id = i,
-			.opcode = s->cfg.op == MROCE_SIM_OP_SEND
-					  ? MROCE_WR_SEND
-					  : MROCE_WR_RDMA_WRITE,
-			.send_flags = MROCE_SEND_SIGNALED,
-			.sge = {
-				.addr = (uint64_t)(uintptr_t)src,
-				.length = len,
-				.lkey = h->mr.lkey,
-			},
-			.remote_addr = (uint64_t)(uintptr_t)slot(c->rbuf, s, i),
-			.rkey = s->hosts[RECV_HOST].mr.rkey,
-		};
-		int err;
-
-		fill_pattern(src, c->id, i * s->cfg.msg_size, len);
-		err = mroce_post_send(h->e, c->sqpn, &wr, now);
-		if (err) {
-			violation(s, MROCE_SIM_ENGINE,
-				  "post_send conn %u wr %llu: %d", c->id,
-				  (unsigned long long)i, err);
-			return;
-		}
-		c->post_ns[i % s->cfg.outstanding] = now;
-		c->posted++;
-	}
-}
-
-static bool conn_finished(const struct mroce_sim *s, const struct qpconn *c)
-{
-	return c->done == c->nmsgs &&
-	       (s->cfg.op != MROCE_SIM_OP_SEND || c->rdone == c->nmsgs);
-}
-
-static double jain(const double *x, uint32_t n)
-{
-	double sum = 0, sq = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		sum += x[i];
-		sq += x[i] * x[i];
-	}
-	return sq > 0 ? sum * sum / (n * sq) : 1.0;
-}
-
-/* Jain's index over the bytes each QP has completed when the first QP
- * finishes: how evenly the capacity was shared while all competed. */
-static void jain_snapshot(struct mroce_sim *s)
-{
-	double *x = calloc(s->nconns, sizeof(*x));
-
-	if (x) {
-		for (uint32_t i = 0; i < s->nconns; i++)
-			x[i] = (double)s->conns[i].bytes_done;
-		s->res.jain_first = jain(x, s->nconns);
-		free(x);
-	}
-	s->jain_done = true;
-}
-
-/* Jain's index over per-QP throughput (bytes / own completion time) of
- * the QPs that finished. */
-static void jain_final(struct mroce_sim *s)
-{
-	double *x = calloc(s->nconns, sizeof(*x));
-	uint32_t n = 0;
-
-	if (!x)
-		return;
-	for (uint32_t i = 0; i < s->nconns; i++) {
-		const struct qpconn *c = &s->conns[i];
-
-		if (c->finish_ns > s->res.start_ns)
-			x[n++] = (double)c->bytes_done /
-				 (double)(c->finish_ns - s->res.start_ns);
-	}
-	s->res.jain = n ? jain(x, n) : 0;
-	free(x);
-}
-
-static void progress(struct mroce_sim *s, struct qpconn *c, uint64_t now)
-{
-	/* the longest time without any completion across the failure */
-	if (now > s->first_fail && now - s->last_progress > s->res.fail_gap_ns)
-		s->res.fail_gap_ns = now - s->last_progress;
-	s->last_progress = now;
-	if (!conn_finished(s, c))
-		return;
-	c->finish_ns = now;
-	if (!s->jain_done)
-		jain_snapshot(s);
-	if (++s->nfinished == s->nconns) {
-		s->res.end_ns = now;
-		s->all_done = true;
-		s->drain_until = now + s->cfg.drain_ns;
-	}
-}
-
-static void inject_fault(struct mroce_sim *s, struct qpconn *c, uint64_t i)
-{
-	if (c->id == 0 && s->cfg.fault_msg >= 0 &&
-	    i == (uint64_t)s->cfg.fault_msg && msg_len(s, i))
-		slot(c->rbuf, s, i)[msg_len(s, i) / 2] ^= 0x40;
-}
-
-static void on_send_wc(struct mroce_sim *s, struct qpconn *c,
-		       const struct mroce_wc *wc, uint64_t now)
-{
-	uint64_t i = c->done;
-	uint32_t len;
-	uint64_t lat, b;
-
-	if (i == c->nmsgs) {
-		violation(s, MROCE_SIM_INTEGRITY,
-			  "conn %u: send completion wr %llu after the last one",
-			  c->id, (unsigned long long)wc->wr_id);
-		return;
-	}
-	len = msg_len(s, i);
-	if (wc->wr_id != i) {
-		violation(s, MROCE_SIM_INTEGRITY,
-			  "conn %u: send completion wr %llu, expected %llu",
-			  c->id, (unsigned long long)wc->wr_id,
-			  (unsigned long long)i);
-		return;
-	}
-	if (s->cfg.op == MROCE_SIM_OP_WRITE) {
-		int64_t bad;
-
-		inject_fault(s, c, i);
-		bad = check_pattern(slot(c->rbuf, s, i), c->id,
-					    i * s->cfg.msg_size, len);
-
-		if (bad >= 0) {
-			violation(s, MROCE_SIM_INTEGRITY,
-				  "conn %u: WRITE %llu byte %lld wrong at the "
-				  "receiver", c->id, (unsigned long long)i,
-				  (long long)bad);
-			return;
-		}
-	}
-	c->done++;
-	c->bytes_done += len;
-	s->res.completed_bytes += len;
-	s->res.msgs++;
-	lat = now - c->post_ns[i % s->cfg.outstanding];
-	s->hist[hist_bucket(lat)]++;
-	b = (now - s->res.start_ns) / s->bin_ns;
-	if (b < s->nbins)
-		s->bins[b] += len;
-	progress(s, c, now);
-	if (!s->stop)
-		post_sends(s, c, now);
-}
-
-static void on_recv_wc(struct mroce_sim *s, struct qpconn *c,
-		       const struct mroce_wc *wc, uint64_t now)
-{
-	uint64_t i = c->rdone;
-	uint32_t len;
-	int64_t bad;
-
-	if (i == c->nmsgs) {
-		violation(s, MROCE_SIM_INTEGRITY,
-			  "conn %u: receive completion wr %llu after the last "
-			  "one", c->id, (unsigned long long)wc->wr_id);
-		return;
-	}
-	len = msg_len(s, i);
-	if (wc->wr_id != i || wc->byte_len != len) {
-		violation(s, MROCE_SIM_INTEGRITY,
-			  "conn %u: receive completion wr %llu len %u, "
-			  "expected wr %llu len %u", c->id,
-			  (unsigned long long)wc->wr_id, wc->byte_len,
-			  (unsigned long long)i, len);
-		return;
-	}
-	inject_fault(s, c, i);
-	bad = check_pattern(slot(c->rbuf, s, i), c->id, i * s->cfg.msg_size,
-			    len);
-	if (bad >= 0) {
-		violation(s, MROCE_SIM_INTEGRITY,
-			  "conn %u: SEND %llu byte %lld wrong at the receiver",
-			  c->id, (unsigned long long)i, (long long)bad);
-		return;
-	}
-	c->rdone++;
-	progress(s, c, now);
-	if (!s->stop)
-		post_recvs(s, c);
-}
-
-static void poll_host(struct mroce_sim *s, struct host *h, uint64_t now)
-{
-	struct mroce_wc wc[POLL_BATCH];
-	int n;
-
-	do {
-		n = mroce_poll_cq(h->e, h->cq, wc, POLL_BATCH);
-		if (n < 0) {
-			violation(s, MROCE_SIM_ENGINE, "poll_cq host %u: %d",
-				  h->id, n);
-			return;
-		}
-		for (int i = 0; i < n && !s->stop; i++) {
-			struct qpconn *c = qpmap_get(s, h->id, wc[i].qpn);
-
-			mroce_sim_net_mix(s->net, (uint64_t)wc[i].qpn << 32 ^
-						  wc[i].wr_id ^
-						  (uint64_t)wc[i].status << 56);
-			if (wc[i].status != MROCE_WC_SUCCESS) {
-				s->res.error_wcs++;
-				violation(s, MROCE_SIM_ERROR_WC,
-					  "host %u qp %u wr %llu: %s", h->id,
-					  wc[i].qpn,
-					  (unsigned long long)wc[i].wr_id,
-					  mroce_wc_status_str(wc[i].status));
-				return;
-			}
-			if (!c) {
-				violation(s, MROCE_SIM_INTEGRITY,
-					  "host %u: completion for unknown "
-					  "qp %u", h->id, wc[i].qpn);
-				return;
-			}
-			if (h->id == RECV_HOST)
-				on_recv_wc(s, c, &wc[i], now);
-			else
-				on_send_wc(s, c, &wc[i], now);
-		}
-	} while (n == POLL_BATCH && !s->stop);
 }
 
 /* ------------------------------------------------------------------ */
@@ -574,7 +153,7 @@ static void arm_timer(struct mroce_sim *s, struct host *h, uint64_t at)
 		return;
 	h->timer_at = at;
 	if (mroce_sim_net_at(s->net, at, EV_TIMER, h->id))
-		violation(s, MROCE_SIM_ENGINE, "out of memory (events)");
+		sim_violation(s, MROCE_SIM_ENGINE, "out of memory (events)");
 }
 
 static void nic_send(struct mroce_sim *s, struct host *h,
@@ -616,7 +195,7 @@ static void host_service(struct mroce_sim *s, struct host *h, uint64_t now)
 	uint64_t next;
 	bool ticked = false;
 
-	poll_host(s, h, now);
+	sim_poll_host(s, h, now);
 	if (s->stop)
 		return;
 again:
@@ -626,7 +205,7 @@ again:
 		int n;
 
 		if (!p) {
-			violation(s, MROCE_SIM_ENGINE, "out of memory (pkts)");
+			sim_violation(s, MROCE_SIM_ENGINE, "out of memory (pkts)");
 			return;
 		}
 		t.buf = p->data;
@@ -636,14 +215,14 @@ again:
 		} else {
 			mroce_sim_net_free(s->net, p);
 			if (n < 0) {
-				violation(s, MROCE_SIM_ENGINE,
+				sim_violation(s, MROCE_SIM_ENGINE,
 					  "engine_tx host %u: %d", h->id, n);
 				return;
 			}
 		}
 	}
 	/* completions can appear during tx (e.g. a flushed WR) */
-	poll_host(s, h, now);
+	sim_poll_host(s, h, now);
 	if (s->stop)
 		return;
 	if (h->nic_free_at > now) {
@@ -656,7 +235,7 @@ again:
 			h->nic_pending = true;
 			if (mroce_sim_net_at(s->net, h->nic_free_at, EV_NIC,
 					     h->id))
-				violation(s, MROCE_SIM_ENGINE, "out of memory");
+				sim_violation(s, MROCE_SIM_ENGINE, "out of memory");
 		}
 		return;
 	}
@@ -731,7 +310,7 @@ static void on_deliver(void *ctx, struct mroce_sim_pkt *p, uint64_t now)
 	if (err == 0 && p->corrupted) {
 		/* a flipped byte got past the ICRC check: never allowed */
 		s->corrupt_accepted++;
-		violation(s, MROCE_SIM_INTEGRITY,
+		sim_violation(s, MROCE_SIM_INTEGRITY,
 			  "host %u accepted a corrupted packet (len %u)",
 			  h->id, p->len);
 		return;
@@ -1010,11 +589,6 @@ struct mroce_engine *mroce_sim_engine(struct mroce_sim *s, uint32_t host)
 	return host < s->nhosts ? s->hosts[host].e : NULL;
 }
 
-struct mroce_sim_net *mroce_sim_get_net(struct mroce_sim *s)
-{
-	return s->net;
-}
-
 uint32_t mroce_sim_series(const struct mroce_sim *s, const uint64_t **bins,
 			  uint64_t *bin_ns)
 {
@@ -1026,209 +600,6 @@ uint32_t mroce_sim_series(const struct mroce_sim *s, const uint64_t **bins,
 		return 0;
 	n = (s->res.end_ns - s->res.start_ns) / s->bin_ns + 1;
 	return n < s->nbins ? (uint32_t)n : s->nbins;
-}
-
-/* ------------------------------------------------------------------ */
-/* Running and the report                                               */
-/* ------------------------------------------------------------------ */
-static uint64_t ser(uint64_t bytes, uint64_t bps)
-{
-	return bytes * 8000000000ull / bps;
-}
-
-static double capacity_bps(const struct mroce_sim *s, uint64_t at)
-{
-	const struct mroce_sim_net_cfg *n = &s->cfg.net;
-	double planes = 0, host = (double)n->host.rate_bps, k;
-
-	for (uint32_t i = 0; i < n->npaths; i++)
-		if (n->path[i].blackhole_at > at)
-			planes += (double)n->path[i].rate_bps;
-	k = s->cfg.shared_leaf ? 1 : s->cfg.senders;
-	planes *= k;
-	if (s->cfg.senders * host < planes)
-		planes = s->cfg.senders * host;
-	return planes < host ? planes : host;
-}
-
-/*
- * Blackhole recovery. Goodput is measured per bin of completed bytes. The
- * target is 90% of the pre-failure goodput scaled by the share of capacity
- * that survives. Recovery is the start of the first window after the
- * failure, w bins long (at least 10 base RTTs and 8 messages at full
- * capacity, so that message granularity and bursts of in-order completion
- * do not count as dips), that reaches the target and from which on the
- * average over the rest of the run also does (it is sustained).
- */
-static void recovery(struct mroce_sim *s, double base_rtt_ns)
-{
-	struct mroce_sim_result *r = &s->res;
-	uint64_t fail = s->first_fail, fb, b0, last, w, sum = 0, suffix = 0;
-	double before, target, msg_ns, cap0;
-
-	r->recovery_us = -1;
-	if (fail == MROCE_SIM_NEVER || fail <= r->start_ns ||
-	    fail >= r->end_ns)
-		return;
-	fb = (fail - r->start_ns) / s->bin_ns;
-	last = (r->end_ns - r->start_ns) / s->bin_ns; /* partial: excluded */
-	if (fb < 2 || last > s->nbins)
-		return;
-	b0 = fb / 2;	/* leave the start-up out */
-	for (uint64_t b = b0; b < fb; b++)
-		sum += s->bins[b];
-	before = (double)sum * 8 / ((double)(fb - b0) * s->bin_ns);
-	r->pre_fail_gbps = before;
-	sum = 0;
-	for (uint64_t b = fb + 1; b < last; b++)
-		sum += s->bins[b];
-	if (last > fb + 1)
-		r->post_fail_gbps =
-			(double)sum * 8 / ((double)(last - fb - 1) * s->bin_ns);
-	if (r->verdict != MROCE_SIM_OK)
-		return;
-	cap0 = capacity_bps(s, r->start_ns);
-	target = 0.9 * before * capacity_bps(s, fail) / cap0;
-	msg_ns = (double)s->cfg.msg_size * 8 * 1e9 / cap0;
-	w = (uint64_t)((10 * base_rtt_ns > 8 * msg_ns ? 10 * base_rtt_ns
-						       : 8 * msg_ns) /
-		       s->bin_ns) + 1;
-	if (fb + w > last)
-		return;		/* too little time after the failure */
-	for (uint64_t b = fb; b < last; b++)
-		suffix += s->bins[b];
-	for (uint64_t b = fb; b + w <= last; b++) {
-		uint64_t win = 0;
-
-		for (uint64_t k = b; k < b + w; k++)
-			win += s->bins[k];
-		if ((double)win * 8 / ((double)w * s->bin_ns) >= target &&
-		    (double)suffix * 8 / ((double)(last - b) * s->bin_ns) >=
-			    target) {
-			uint64_t t = r->start_ns + b * s->bin_ns;
-
-			r->recovery_us = t > fail ? (double)(t - fail) / 1000.0
-						  : 0;
-			return;
-		}
-		suffix -= s->bins[b];
-	}
-}
-
-static void report(struct mroce_sim *s)
-{
-	struct mroce_sim_result *r = &s->res;
-	const struct mroce_sim_net_cfg *n = &s->cfg.net;
-	struct mroce_sim_link_stats ls;
-	uint64_t total = 0, pb[MROCE_SIM_MAX_PATHS], msgs = 0;
-	double dt;
-
-	if (!r->end_ns)
-		r->end_ns = mroce_sim_net_now(s->net);
-	/* a run that stopped after the failure stalled until it stopped */
-	if (r->end_ns > s->first_fail &&
-	    r->end_ns - s->last_progress > r->fail_gap_ns)
-		r->fail_gap_ns = r->end_ns - s->last_progress;
-	dt = (double)(r->end_ns - r->start_ns);
-	r->goodput_gbps = dt > 0 ? (double)r->completed_bytes * 8 / dt : 0;
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
-		msgs += s->hist[b];
-	r->fct_p50_us = hist_pct(s->hist, msgs, 50) / 1000.0;
-	r->fct_p99_us = hist_pct(s->hist, msgs, 99) / 1000.0;
-	r->fct_max_us = hist_pct(s->hist, msgs, 100) / 1000.0;
-	if (!s->jain_done)
-		jain_snapshot(s);
-	jain_final(s);
-	for (uint32_t h = 0; h < s->nhosts; h++) {
-		struct mroce_engine_stats st;
-
-		mroce_engine_get_stats(s->hosts[h].e, &st);
-		r->retransmits += st.retransmits;
-		r->tx_pkts += st.tx_pkts;
-		r->rx_pkts += st.rx_pkts;
-		r->tx_data_pkts += st.tx_data_pkts;
-		r->rto_fires += st.rto_fires;
-		r->path_rerolls += st.path_rerolls;
-		r->rx_dup += st.rx_dup;
-		r->rx_ooo += st.rx_ooo;
-		r->ce_marks_rx += st.ce_marks;
-	}
-	r->npaths = n->npaths;
-	for (uint32_t i = 0; i < n->npaths; i++) {
-		mroce_sim_net_path_stats(s->net, UINT32_MAX, UINT32_MAX, i,
-					 &ls);
-		r->net_pkts += ls.tx_pkts;
-		r->drops_tail += ls.drop_tail;
-		r->drops_loss += ls.drop_loss;
-		r->drops_blackhole += ls.drop_blackhole;
-		r->dups += ls.dups;
-		r->corrupts += ls.corrupts;
-		r->ce_marked += ls.ce_marks;
-		/* data direction: towards the receiver's leaf */
-		mroce_sim_net_path_stats(s->net, UINT32_MAX,
-					 mroce_sim_net_leaf(s->net, RECV_HOST),
-					 i, &ls);
-		pb[i] = ls.tx_bytes;
-		total += pb[i];
-	}
-	for (uint32_t i = 0; i < n->npaths; i++)
-		r->path_share[i] = total ? (double)pb[i] / total : 0;
-	for (uint32_t h = 0; h < s->nhosts; h++) {
-		mroce_sim_net_host_stats(s->net, h, &ls);
-		r->drops_tail += ls.drop_tail;
-		r->ce_marked += ls.ce_marks;
-		r->dups += ls.dups;
-		r->corrupts += ls.corrupts;
-		r->drops_loss += ls.drop_loss;
-	}
-	{
-		uint64_t mtu = (s->cfg.mtu ? s->cfg.mtu : 4096) + 64 +
-			       MROCE_SIM_WIRE_OVERHEAD;
-		uint64_t d = 2 * (n->path[0].delay_ns + 2 * n->host.delay_ns);
-
-		d += ser(mtu, n->path[0].rate_bps) +
-		     2 * ser(mtu, n->host.rate_bps);
-		r->base_rtt_us = (double)d / 1000.0;
-	}
-	r->capacity_gbps = capacity_bps(s, r->start_ns) / 1e9;
-	recovery(s, r->base_rtt_us * 1000.0);
-	r->mem_per_conn = mroce_engine_conn_mem(s->hosts[RECV_HOST].e);
-	r->target_bytes = s->cfg.bytes * s->nconns;
-	r->digest = mroce_sim_net_digest(s->net);
-	{
-		uint64_t inflight;
-
-		mroce_sim_net_pool(s->net, &r->pool_pkts, &inflight);
-	}
-}
-
-/* After the drain: every receive slot must still hold the last message
- * written into it. A late duplicate or retransmission of an older message
- * that lands after its WR completed shows up here (the pattern depends on
- * the stream offset). */
-static void final_sweep(struct mroce_sim *s)
-{
-	for (uint32_t i = 0; i < s->nconns && !s->stop; i++) {
-		const struct qpconn *c = &s->conns[i];
-		uint64_t k = c->nmsgs > s->cfg.outstanding
-				     ? c->nmsgs - s->cfg.outstanding
-				     : 0;
-
-		for (; k < c->nmsgs; k++) {
-			int64_t bad = check_pattern(slot(c->rbuf, s, k), c->id,
-						    k * s->cfg.msg_size,
-						    msg_len(s, k));
-
-			if (bad >= 0) {
-				violation(s, MROCE_SIM_INTEGRITY,
-					  "conn %u: message %llu byte %lld "
-					  "overwritten after completion", c->id,
-					  (unsigned long long)k,
-					  (long long)bad);
-				return;
-			}
-		}
-	}
 }
 
 int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res)
@@ -1258,10 +629,10 @@ int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res)
 			s->first_fail = c->net.path[i].blackhole_at;
 	for (uint32_t i = 0; i < s->nconns && !s->stop; i++) {
 		if (c->op == MROCE_SIM_OP_SEND)
-			post_recvs(s, &s->conns[i]);
-		post_sends(s, &s->conns[i], 0);
+			sim_post_recvs(s, &s->conns[i]);
+		sim_post_sends(s, &s->conns[i], 0);
 		if (s->conns[i].nmsgs == 0)
-			progress(s, &s->conns[i], 0);
+			sim_progress(s, &s->conns[i], 0);
 	}
 	for (uint32_t h = 0; h < s->nhosts && !s->stop; h++)
 		host_service(s, &s->hosts[h], 0);
@@ -1272,19 +643,19 @@ int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res)
 			if (next == MROCE_SIM_NEVER || next > s->drain_until)
 				break;
 		} else if (next == MROCE_SIM_NEVER) {
-			violation(s, MROCE_SIM_HANG,
+			sim_violation(s, MROCE_SIM_HANG,
 				  "deadlock: nothing scheduled, %u of %u QPs "
 				  "finished", s->nfinished, s->nconns);
 			break;
 		} else if (next > c->time_limit_ns) {
-			violation(s, MROCE_SIM_TIME_LIMIT,
+			sim_violation(s, MROCE_SIM_TIME_LIMIT,
 				  "not finished at %.3f ms: %llu of %llu "
 				  "bytes", c->time_limit_ns / 1e6,
 				  (unsigned long long)s->res.completed_bytes,
 				  (unsigned long long)c->bytes * s->nconns);
 			break;
 		} else if (next - s->last_progress > c->stall_ns) {
-			violation(s, MROCE_SIM_HANG,
+			sim_violation(s, MROCE_SIM_HANG,
 				  "no completion for %.3f ms (at %.3f ms): %u "
 				  "of %u QPs finished", c->stall_ns / 1e6,
 				  next / 1e6, s->nfinished, s->nconns);
@@ -1298,8 +669,8 @@ int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res)
 		s->res.events++;
 	}
 	if (s->all_done && s->res.verdict == MROCE_SIM_OK)
-		final_sweep(s);
-	report(s);
+		sim_final_sweep(s);
+	sim_report(s);
 	*res = s->res;
 	return 0;
 }
