@@ -66,6 +66,10 @@
 extern "C" {
 #endif
 
+/* The library's version at run time ("MAJOR.MINOR.PATCH"); MROCE_VERSION
+ * in mroce/version.h is the one the program was compiled against. */
+const char *mroce_version(void);
+
 /* ------------------------------------------------------------------ */
 /* Device                                                               */
 /* ------------------------------------------------------------------ */

@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "lib_int.h"
 
 #define RDV_LEN 56
@@ -64,7 +65,7 @@ static uint64_t get64(const uint8_t *p)
 
 static int remaining_ms(uint64_t deadline)
 {
-	uint64_t now = mrv_now_ns();
+	uint64_t now = mrl_now_ns();
 
 	if (now >= deadline)
 		return 0;
@@ -147,7 +148,7 @@ static int exchange(struct mrv_qp *qp, int fd, const struct mrv_conn_param *lp,
 	char ack = 'R';
 	int err;
 
-	err = mrv_random(&psn, sizeof(psn));
+	err = mroce_random_bytes(&psn, sizeof(psn));
 	if (err < 0)
 		return err;
 	psn &= 0xffffff;
@@ -206,7 +207,7 @@ static uint64_t deadline_of(const struct mrv_conn_param *lp)
 {
 	int ms = lp && lp->timeout_ms > 0 ? lp->timeout_ms : RDV_DEFAULT_MS;
 
-	return mrv_now_ns() + (uint64_t)ms * 1000000ull;
+	return mrl_now_ns() + (uint64_t)ms * 1000000ull;
 }
 
 static int qp_is_reset(struct mrv_qp *qp)

@@ -1,23 +1,28 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * mrocectl daemon: ask a running mroced (its control socket,
- * user/common/ipc.h) for its applications, objects and counters.
+ * user/common/ipc.h) for its applications, objects and counters. It talks
+ * through libmroce's protocol client (user/lib/dclient.h), the same one
+ * the library's daemon mode uses, and prints JSON through json-c
+ * (user/common/json.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "../common/ipc.h"
+#include "../common/json.h"
+#include "../lib/dclient.h"
 #include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/mroce.h"
 #include "mrocectl.h"
+
+#define DAEMON_CMD_TIMEOUT_S 5
+#define STATUS_LINE_TIMEOUT_S 2
 
 const char help_daemon[] =
 	"NAME\n"
@@ -70,36 +75,70 @@ _Static_assert(sizeof(eng_names) / sizeof(eng_names[0]) == MROCE_ENGINE_NSTATS,
 _Static_assert(sizeof(ctl_names) / sizeof(ctl_names[0]) == MRD_CTL_NCOUNTERS,
 	       "ctl counters");
 
-static int ask(int fd, uint16_t op, uint32_t arg, uint8_t transport,
-	       struct mrd_rep *r)
+/* What the daemon answered: STATUS for each engine, and the sessions. */
+struct daemon_view {
+	struct mrd_status st;  /* STATUS, MetaRoCE engine's counters */
+	struct mrd_status rv2; /* STATUS, RoCEv2 engine's counters */
+	char addr[INET6_ADDRSTRLEN];
+	char ifname[sizeof(((struct mrd_status *)0)->ifname) + 1];
+	const char *backend;
+};
+
+static int ask_status(struct mrd_client *c, uint8_t transport,
+		      struct mrd_status *st)
 {
-	static uint32_t seq;
-	struct mrd_req q = {.version = MRD_VERSION, .op = op, .seq = ++seq};
-	ssize_t n;
+	struct mrd_req q = {0};
+	struct mrd_rep r;
+	int err;
 
 	q.u.status.transport = transport;
-	q.u.status.index = arg;
-	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q))
-		return -errno;
-	n = recv(fd, r, sizeof(*r), 0);
-	if (n < 0)
-		return -errno;
-	if (n != (ssize_t)sizeof(*r) || r->seq != q.seq)
-		return -EPROTO;
-	return r->err;
+	err = mrd_client_call(c, MRD_OP_STATUS, &q, &r, -1, NULL, 0);
+	if (!err)
+		*st = r.u.status;
+	return err;
 }
 
-static void print_list(const char *title, const char *const *names,
-		       const uint64_t *v, int n, bool json, bool first)
+/* Session number i (0, 1, ...): 0, or an error past the last one. */
+static int ask_app(struct mrd_client *c, uint32_t i, struct mrd_app_info *a)
 {
-	if (json) {
-		printf("%s\"%s\":{", first ? "" : ",", title);
-		for (int i = 0; i < n; i++)
-			printf("%s\"%s\":%llu", i ? "," : "", names[i],
-			       (unsigned long long)v[i]);
-		printf("}");
-		return;
-	}
+	struct mrd_req q = {0};
+	struct mrd_rep r;
+	int err;
+
+	q.u.status.index = i;
+	err = mrd_client_call(c, MRD_OP_APP_INFO, &q, &r, -1, NULL, 0);
+	if (!err)
+		*a = r.u.app;
+	return err;
+}
+
+static int ask_view(struct mrd_client *c, struct daemon_view *v)
+{
+	int err = ask_status(c, MRV_TRANSPORT_METAROCE, &v->st);
+
+	if (!err)
+		err = ask_status(c, MRV_TRANSPORT_ROCEV2, &v->rv2);
+	if (err)
+		return err;
+	snprintf(v->addr, sizeof(v->addr), "?");
+	inet_ntop(v->st.family, v->st.local, v->addr, sizeof(v->addr));
+	memcpy(v->ifname, v->st.ifname, sizeof(v->st.ifname));
+	v->ifname[sizeof(v->st.ifname)] = 0;
+	v->backend = v->st.backend == MRV_BACKEND_AFXDP ? "afxdp" : "udp";
+	return 0;
+}
+
+static const char *transport_name(uint8_t t)
+{
+	return t == MRV_TRANSPORT_ROCEV2 ? "rocev2" : "metaroce";
+}
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                 */
+/* ------------------------------------------------------------------ */
+static void print_list(const char *title, const char *const *names,
+		       const uint64_t *v, int n)
+{
 	printf("%s:\n", title);
 	for (int i = 0; i < n; i++)
 		if (v[i])
@@ -107,28 +146,114 @@ static void print_list(const char *title, const char *const *names,
 			       (unsigned long long)v[i]);
 }
 
-int cmd_daemon(int argc, char **argv)
+static void print_text(const char *path, const struct daemon_view *v,
+		       struct mrd_client *c)
+{
+	const struct mrd_status *st = &v->st;
+	struct mrd_app_info a;
+
+	printf("mroced pid %u at %s: %s %s%s%s, mtu %u, up %.1f s\n", st->pid,
+	       path, v->addr, v->backend, v->ifname[0] ? " " : "", v->ifname,
+	       st->mtu, (double)st->uptime_ms / 1000.0);
+	printf("apps %u  pds %u  mrs %u  cqs %u  qps %u\n", st->apps, st->pds,
+	       st->mrs, st->cqs, st->qps);
+	print_list("control", ctl_names, st->ctl, MRD_CTL_NCOUNTERS);
+	print_list("io", io_names, st->io, MROCE_IO_NSTATS);
+	print_list("metaroce", eng_names, st->eng, MROCE_ENGINE_NSTATS);
+	print_list("rocev2", eng_names, v->rv2.eng, MROCE_ENGINE_NSTATS);
+	if (st->apps)
+		printf("%-8s %-8s %-9s %5s %5s %5s %5s\n", "PID", "SESSION",
+		       "TRANSPORT", "PDS", "MRS", "CQS", "QPS");
+	for (uint32_t i = 0; ask_app(c, i, &a) == 0; i++)
+		printf("%-8u %-8u %-9s %5u %5u %5u %5u\n", a.pid, a.session,
+		       transport_name(a.transport), a.pds, a.mrs, a.cqs, a.qps);
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON (key scheme: user/common/json.h)                                */
+/* ------------------------------------------------------------------ */
+static struct json_object *json_doc(const char *path)
+{
+	struct json_object *doc = mroce_json_doc("mrocectl");
+
+	mroce_json_add_str(doc, "command", "daemon");
+	mroce_json_add_str(doc, "sock", path);
+	return doc;
+}
+
+static void json_list(struct json_object *doc, const char *title,
+		      const char *const *names, const uint64_t *v, int n)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int i = 0; i < n; i++)
+		mroce_json_add_u64(o, names[i], v[i]);
+	json_object_object_add(doc, title, o);
+}
+
+/* The objects of one session, or of the whole daemon. */
+static void json_counts(struct json_object *o, uint32_t pds, uint32_t mrs,
+			uint32_t cqs, uint32_t qps)
+{
+	mroce_json_add_u64(o, "pds", pds);
+	mroce_json_add_u64(o, "mrs", mrs);
+	mroce_json_add_u64(o, "cqs", cqs);
+	mroce_json_add_u64(o, "qps", qps);
+}
+
+static int print_json(const char *path, const struct daemon_view *v,
+		      struct mrd_client *c)
+{
+	const struct mrd_status *st = &v->st;
+	struct json_object *doc = json_doc(path), *apps;
+	struct mrd_app_info a;
+
+	mroce_json_add_u64(doc, "pid", st->pid);
+	mroce_json_add_str(doc, "local", v->addr);
+	mroce_json_add_str(doc, "backend", v->backend);
+	mroce_json_add_str(doc, "ifname", v->ifname);
+	mroce_json_add_u64(doc, "mtu_bytes", st->mtu);
+	mroce_json_add_u64(doc, "uptime_ms", st->uptime_ms);
+	mroce_json_add_u64(doc, "apps", st->apps);
+	json_counts(doc, st->pds, st->mrs, st->cqs, st->qps);
+	json_list(doc, "control", ctl_names, st->ctl, MRD_CTL_NCOUNTERS);
+	json_list(doc, "io", io_names, st->io, MROCE_IO_NSTATS);
+	json_list(doc, "metaroce", eng_names, st->eng, MROCE_ENGINE_NSTATS);
+	json_list(doc, "rocev2", eng_names, v->rv2.eng, MROCE_ENGINE_NSTATS);
+	apps = json_object_new_array();
+	for (uint32_t i = 0; ask_app(c, i, &a) == 0; i++) {
+		struct json_object *o = json_object_new_object();
+
+		mroce_json_add_u64(o, "pid", a.pid);
+		mroce_json_add_u64(o, "session", a.session);
+		mroce_json_add_str(o, "transport", transport_name(a.transport));
+		json_counts(o, a.pds, a.mrs, a.cqs, a.qps);
+		json_object_array_add(apps, o);
+	}
+	json_object_object_add(doc, "app_list", apps);
+	return mroce_json_emit(stdout, doc, 0) < 0 ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The command                                                          */
+/* ------------------------------------------------------------------ */
+/* Options into *path and *json: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, const char **path, bool *json)
 {
 	static const struct option lo[] = {
 		{"sock", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
 		{0}};
-	const char *path = MRD_DEFAULT_SOCK;
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = 5};
-	struct mrd_rep st, rv2, r;
-	char addr[64] = "?";
-	bool json = false;
-	int c, fd, err;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:j", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			path = optarg;
+			*path = optarg;
 			break;
 		case 'j':
-			json = true;
+			*json = true;
 			break;
 		default:
 			fprintf(stderr, "Try 'mrocectl daemon --help'.\n");
@@ -142,114 +267,79 @@ int cmd_daemon(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
-	if (strlen(path) >= sizeof(a.sun_path)) {
+	return -1;
+}
+
+/* Reports a failure to reach (connected: false) or to ask the daemon:
+ * exit status 1. With --json, one document with an "error" too. */
+static int daemon_failed(const char *path, int err, bool connected, bool json)
+{
+	char msg[160];
+
+	if (!connected) /* whatever connect() said, as ever */
+		snprintf(msg, sizeof(msg), "mroced is not running (socket %s)",
+			 path);
+	else
+		snprintf(msg, sizeof(msg), "mroced at %s: %s", path,
+			 mrd_client_strerror(err));
+	fprintf(stderr, "mrocectl daemon: %s\n", msg);
+	if (json) {
+		struct json_object *doc = json_doc(path);
+
+		mroce_json_set_error(doc, err, msg);
+		(void)mroce_json_emit(stdout, doc, 0);
+	}
+	return 1;
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	const char *path = MRD_DEFAULT_SOCK;
+	struct daemon_view v;
+	struct mrd_client c;
+	bool json = false;
+	int rc, err;
+
+	rc = parse_args(argc, argv, &path, &json);
+	if (rc >= 0)
+		return rc;
+	err = mrd_client_connect(&c, path, DAEMON_CMD_TIMEOUT_S);
+	if (err == -ENAMETOOLONG) {
 		fprintf(stderr, "mrocectl daemon: socket path too long\n");
 		return 2;
 	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		fprintf(stderr,
-			"mrocectl daemon: mroced is not running "
-			"(socket %s)\n",
-			path);
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	err = ask(fd, MRD_OP_STATUS, 0, MRV_TRANSPORT_METAROCE, &st);
-	if (!err)
-		err = ask(fd, MRD_OP_STATUS, 0, MRV_TRANSPORT_ROCEV2, &rv2);
+	if (err)
+		return daemon_failed(path, err, false, json);
+	err = ask_view(&c, &v);
 	if (err) {
-		fprintf(stderr, "mrocectl daemon: mroced at %s: %s\n", path,
-			strerror(-err));
-		close(fd);
-		return 1;
+		mrd_client_close(&c);
+		return daemon_failed(path, err, true, json);
 	}
-	inet_ntop(st.u.status.family, st.u.status.local, addr, sizeof(addr));
 	if (json) {
-		printf("{\"sock\":\"%s\",\"pid\":%u,\"local\":\"%s\","
-		       "\"backend\":\"%s\",\"ifname\":\"%.16s\",\"mtu\":%u,"
-		       "\"uptime_ms\":%llu,\"apps\":%u,\"pds\":%u,\"mrs\":%u,"
-		       "\"cqs\":%u,\"qps\":%u,",
-		       path, st.u.status.pid, addr,
-		       st.u.status.backend == MRV_BACKEND_AFXDP ? "afxdp"
-								: "udp",
-		       st.u.status.ifname, st.u.status.mtu,
-		       (unsigned long long)st.u.status.uptime_ms,
-		       st.u.status.apps, st.u.status.pds, st.u.status.mrs,
-		       st.u.status.cqs, st.u.status.qps);
+		rc = print_json(path, &v, &c);
 	} else {
-		printf("mroced pid %u at %s: %s %s%s%s, mtu %u, up %.1f s\n",
-		       st.u.status.pid, path, addr,
-		       st.u.status.backend == MRV_BACKEND_AFXDP ? "afxdp"
-								: "udp",
-		       st.u.status.ifname[0] ? " " : "",
-		       st.u.status.ifname[0] ? st.u.status.ifname : "",
-		       st.u.status.mtu, (double)st.u.status.uptime_ms / 1000.0);
-		printf("apps %u  pds %u  mrs %u  cqs %u  qps %u\n",
-		       st.u.status.apps, st.u.status.pds, st.u.status.mrs,
-		       st.u.status.cqs, st.u.status.qps);
+		print_text(path, &v, &c);
+		rc = 0;
 	}
-	print_list("control", ctl_names, st.u.status.ctl, MRD_CTL_NCOUNTERS,
-		   json, true);
-	print_list("io", io_names, st.u.status.io, MROCE_IO_NSTATS, json, false);
-	print_list("metaroce", eng_names, st.u.status.eng,
-		   MROCE_ENGINE_NSTATS, json, false);
-	print_list("rocev2", eng_names, rv2.u.status.eng,
-		   MROCE_ENGINE_NSTATS, json, false);
-	if (json)
-		printf(",\"app_list\":[");
-	else if (st.u.status.apps)
-		printf("%-8s %-8s %-9s %5s %5s %5s %5s\n", "PID", "SESSION",
-		       "TRANSPORT", "PDS", "MRS", "CQS", "QPS");
-	for (uint32_t i = 0; ask(fd, MRD_OP_APP_INFO, i, 0, &r) == 0; i++) {
-		const char *t = r.u.app.transport == MRV_TRANSPORT_ROCEV2
-					? "rocev2"
-					: "metaroce";
-
-		if (json)
-			printf("%s{\"pid\":%u,\"session\":%u,\"transport\":"
-			       "\"%s\",\"pds\":%u,\"mrs\":%u,\"cqs\":%u,"
-			       "\"qps\":%u}",
-			       i ? "," : "", r.u.app.pid, r.u.app.session, t,
-			       r.u.app.pds, r.u.app.mrs, r.u.app.cqs,
-			       r.u.app.qps);
-		else
-			printf("%-8u %-8u %-9s %5u %5u %5u %5u\n", r.u.app.pid,
-			       r.u.app.session, t, r.u.app.pds, r.u.app.mrs,
-			       r.u.app.cqs, r.u.app.qps);
-	}
-	if (json)
-		printf("]}\n");
-	close(fd);
-	return 0;
+	mrd_client_close(&c);
+	return rc;
 }
 
 void daemon_status_line(void)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = 2};
-	struct mrd_rep r;
-	int fd;
+	struct mrd_client c;
+	struct mrd_status st;
 
-	strcpy(a.sun_path, MRD_DEFAULT_SOCK);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	if (mrd_client_connect(&c, MRD_DEFAULT_SOCK, STATUS_LINE_TIMEOUT_S)) {
 		printf("mroced: not running (socket %s)\n", MRD_DEFAULT_SOCK);
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (ask(fd, MRD_OP_STATUS, 0, MRV_TRANSPORT_METAROCE, &r))
+	if (ask_status(&c, MRV_TRANSPORT_METAROCE, &st))
 		printf("mroced: not answering (socket %s)\n", MRD_DEFAULT_SOCK);
 	else
 		printf("mroced: pid %u at %s: apps %u  pds %u  mrs %u  cqs %u  "
 		       "qps %u (mrocectl daemon: more)\n",
-		       r.u.status.pid, MRD_DEFAULT_SOCK, r.u.status.apps,
-		       r.u.status.pds, r.u.status.mrs, r.u.status.cqs,
-		       r.u.status.qps);
-	close(fd);
+		       st.pid, MRD_DEFAULT_SOCK, st.apps, st.pds, st.mrs,
+		       st.cqs, st.qps);
+	mrd_client_close(&c);
 }
