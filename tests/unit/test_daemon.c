@@ -5,9 +5,9 @@
  * test starts two mroced processes (UDP backend on 127.a.b.1 and
  * 127.a.b.2, a, b from the pid so parallel runs never share ports) and
  * talks to them through the public API, or through raw control messages
- * for the protocol's error paths. Daemons get SIGTERM when the test
- * process dies (PR_SET_PDEATHSIG), so a failed test leaves nothing
- * behind.
+ * for the protocol's error paths; the protocol client (user/lib/dclient.c)
+ * and `mrocectl daemon --json` against them too. Daemons get SIGTERM when the
+ * test process dies (PR_SET_PDEATHSIG), so a failed test leaves nothing behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "../../user/common/ipc.h"
+#include "../../user/lib/dclient.h"
 #include "../harness.h"
 #include "lib_fixture.h"
 #include "mroce/mroce.h"
@@ -893,6 +896,122 @@ START_TEST(mroced__dead_application_is_reclaimed)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The protocol client and mrocectl daemon                              */
+/* ------------------------------------------------------------------ */
+START_TEST(mrd_client_call__named_errors)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char longpath[200];
+	struct mrd_client c;
+	struct mrd_req q = {0};
+	struct mrd_rep r;
+	int fds[3], mute;
+
+	ck_assert_int_eq(mrd_client_connect(&c, "/nonexistent/x.sock", 1),
+			 -ENOENT);
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = 0;
+	ck_assert_int_eq(mrd_client_connect(&c, longpath, 1), -ENAMETOOLONG);
+	ck_assert_str_eq(mrd_client_strerror(-ECONNREFUSED),
+			 "mroced is not running");
+
+	/* A socket that accepts but never answers: -ETIMEDOUT, then the
+	 * session is given up (-ENOTCONN). */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/mroce-mute-%d.sock",
+		 (int)getpid());
+	unlink(sa.sun_path);
+	mute = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(mute, 0);
+	ck_assert_int_eq(bind(mute, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(mute, 4), 0);
+	ck_assert_int_eq(mrd_client_connect(&c, sa.sun_path, 1), 0);
+	ck_assert_int_eq(
+		mrd_client_call(&c, MRD_OP_STATUS, &q, &r, -1, NULL, 0),
+		-ETIMEDOUT);
+	ck_assert(c.broken);
+	ck_assert_int_eq(
+		mrd_client_call(&c, MRD_OP_STATUS, &q, &r, -1, NULL, 0),
+		-ENOTCONN);
+	mrd_client_close(&c);
+	close(mute);
+	unlink(sa.sun_path);
+
+	/* A real daemon: STATUS before HELLO, HELLO with its descriptors,
+	 * then a daemon gone: -ENOTCONN. */
+	daemons_up();
+	ck_assert_int_eq(mrd_client_connect(&c, dmn[0].sock, 5), 0);
+	ck_assert_int_eq(
+		mrd_client_call(&c, MRD_OP_STATUS, &q, &r, -1, NULL, 0), 0);
+	ck_assert_uint_eq(r.u.status.pid, (uint32_t)dmn[0].pid);
+	ck_assert_int_eq(mrd_client_hello(&c, MRV_TRANSPORT_ROCEV2, &r, fds),
+			 0);
+	ck_assert_uint_eq(r.u.hello.transport, MRV_TRANSPORT_ROCEV2);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_ge(fds[i], 0);
+		close(fds[i]);
+	}
+	daemon_stop(&dmn[0], SIGKILL);
+	ck_assert_int_eq(
+		mrd_client_call(&c, MRD_OP_STATUS, &q, &r, -1, NULL, 0),
+		-ENOTCONN);
+	mrd_client_close(&c);
+	daemons_down();
+}
+END_TEST
+
+/* mrocectl daemon --json on the socket path, stdout only, parsed. */
+static struct json_object *ctl_json(const char *sock, int *status)
+{
+	char cmd[1024], out[65536];
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/bin/mrocectl' daemon --sock '%s' "
+		 "--json 2>/dev/null",
+		 mroce_build_dir(), sock);
+	*status = mroce_run(cmd, out, sizeof(out));
+	return json_tokener_parse(out);
+}
+
+static const char *json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return json_object_get_string(v);
+}
+
+START_TEST(mrocectl_daemon__json_is_valid_and_escaped)
+{
+	char quoted[108];
+	struct json_object *doc, *v;
+	int st;
+
+	/* No daemon at a path with a quote: one document with an error. */
+	snprintf(quoted, sizeof(quoted), "/tmp/mroce\"q-%d.sock",
+		 (int)getpid());
+	doc = ctl_json(quoted, &st);
+	ck_assert_int_eq(st, 1);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(json_str(doc, "sock"), quoted);
+	ck_assert(json_object_object_get_ex(doc, "error", &v));
+	ck_assert_str_eq(json_str(v, "name"), "ENOENT");
+	json_object_put(doc);
+
+	daemons_up();
+	doc = ctl_json(dmn[0].sock, &st);
+	ck_assert_int_eq(st, 0);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(json_str(doc, "tool"), "mrocectl");
+	ck_assert_str_eq(json_str(doc, "local"), dmn[0].addr);
+	ck_assert(json_object_object_get_ex(doc, "schema_version", &v));
+	ck_assert(json_object_object_get_ex(doc, "app_list", &v));
+	ck_assert(json_object_is_type(v, json_type_array));
+	json_object_put(doc);
+	daemons_down();
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -915,6 +1034,10 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, mroced__sigterm_exits_cleanly_with_flush_errors);
 	tcase_add_test(tc, mroced__bad_control_messages_get_named_errors);
 	tcase_add_test(tc, mroced__dead_application_is_reclaimed);
+	tcase_add_test(tc, mrd_client_call__named_errors);
+	snprintf(bin, sizeof(bin), "%s/bin/mrocectl", mroce_build_dir());
+	if (!access(bin, X_OK))
+		tcase_add_test(tc, mrocectl_daemon__json_is_valid_and_escaped);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

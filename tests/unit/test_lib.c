@@ -16,6 +16,7 @@
 #include "../harness.h"
 #include "lib_fixture.h"
 #include "mroce/mroce.h"
+#include "mroce/version.h"
 
 static void open_local(struct side *s, uint8_t host, uint8_t transport)
 {
@@ -57,6 +58,12 @@ static void poll_both(struct side *x, struct side *y, struct mrv_wc *wc,
 
 /* Daemon mode, and its absence (-ENOENT), is tested in
  * tests/unit/test_daemon.c. */
+
+START_TEST(mroce_version__is_the_headers)
+{
+	ck_assert_str_eq(mroce_version(), MROCE_VERSION);
+}
+END_TEST
 
 START_TEST(mrv_open_device__metaroce_over_afxdp_needs_attach)
 {
@@ -382,6 +389,7 @@ Suite *lib_suite(void)
 	TCase *tc = tcase_create("objects");
 	TCase *tx = tcase_create("loopback");
 
+	tcase_add_test(tc, mroce_version__is_the_headers);
 	tcase_add_test(tc, mrv_open_device__metaroce_over_afxdp_needs_attach);
 	tcase_add_test(tc, mrv_open_device__bad_attrs_are_einval);
 	tcase_add_test(tc, mrv_close_device__busy_while_objects_exist);
