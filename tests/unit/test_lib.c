@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of libmroce's embedded mode (user/lib/lib.c): objects, the QP
- * state machine, error conventions and real transfers between two devices
- * of one process over loopback UDP, on the fixture of lib_fixture.h
- * (addresses 127.a.b.c with a, b from the pid).
+ * Tests of libmroce's embedded mode (user/lib/verbs.c, embedded.c):
+ * objects, the QP state machine, error conventions and real transfers
+ * between two devices of one process over loopback UDP, on the fixture of
+ * lib_fixture.h (addresses 127.a.b.c with a, b from the pid).
  */
 #include <arpa/inet.h>
 #include <errno.h>

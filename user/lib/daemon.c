@@ -45,7 +45,7 @@
 
 #include "daemon_int.h"
 
-#define DM_RPC_TIMEOUT_S 10
+#define DM_REPLY_TIMEOUT_S 10 /* a daemon silent this long is dead */
 
 static const struct mrl_dev_ops daemon_ops;
 
@@ -59,8 +59,8 @@ static struct dm_pd *to_dm_pd(struct mrv_pd *pd)
 /* ------------------------------------------------------------------ */
 /* One request to the daemon; a session the client gave up on is a dead
  * daemon (flushed, -ENOTCONN from then on). */
-static int call(struct dm_dev *d, uint16_t op, struct mrd_req *q,
-		struct mrd_rep *r, int sendfd)
+static int request(struct dm_dev *d, uint16_t op, struct mrd_req *q,
+		   struct mrd_rep *r, int sendfd)
 {
 	int err;
 
@@ -75,10 +75,10 @@ static int call(struct dm_dev *d, uint16_t op, struct mrd_req *q,
 /* Asks the daemon to destroy the object q names. A daemon that is gone
  * took its objects with it: then the caller frees its own state all the
  * same, and this returns 0. */
-static int rpc_destroy(struct dm_dev *d, uint16_t op, struct mrd_req *q)
+static int request_destroy(struct dm_dev *d, uint16_t op, struct mrd_req *q)
 {
 	struct mrd_rep r;
-	int err = call(d, op, q, &r, -1);
+	int err = request(d, op, q, &r, -1);
 
 	return err < 0 && !d->dead ? err : 0;
 }
@@ -125,7 +125,7 @@ int mrl_daemon_open(const struct mrv_dev_attr *attr, struct mrv_device **out)
 	if (!d)
 		return -ENOMEM;
 	d->kick_fd = d->cq_fd = -1;
-	err = mrd_client_connect(&d->cl, attr->daemon_sock, DM_RPC_TIMEOUT_S);
+	err = mrd_client_connect(&d->cl, attr->daemon_sock, DM_REPLY_TIMEOUT_S);
 	if (err < 0)
 		goto fail;
 	err = mrd_client_hello(&d->cl,
@@ -200,7 +200,7 @@ static int dm_query_stats(const struct mrv_device *dev,
 {
 	struct mrd_req q = {0};
 	struct mrd_rep r;
-	int err = call(to_dm_dev(dev), MRD_OP_QUERY_STATS, &q, &r, -1);
+	int err = request(to_dm_dev(dev), MRD_OP_QUERY_STATS, &q, &r, -1);
 
 	if (err < 0)
 		return err;
@@ -216,7 +216,7 @@ static int dm_alloc_pd(struct mrv_device *dev, struct mrv_pd **out)
 	struct mrd_req q = {0};
 	struct mrd_rep r;
 	struct dm_pd *pd;
-	int err = call(to_dm_dev(dev), MRD_OP_ALLOC_PD, &q, &r, -1);
+	int err = request(to_dm_dev(dev), MRD_OP_ALLOC_PD, &q, &r, -1);
 
 	if (err < 0)
 		return err;
@@ -235,7 +235,7 @@ static int dm_dealloc_pd(struct mrv_pd *pd)
 	int err;
 
 	q.u.pd.pd = to_dm_pd(pd)->handle;
-	err = rpc_destroy(d, MRD_OP_DEALLOC_PD, &q);
+	err = request_destroy(d, MRD_OP_DEALLOC_PD, &q);
 	if (err < 0)
 		return err;
 	free(to_dm_pd(pd));
@@ -288,7 +288,7 @@ static int reg_fd(struct mrv_pd *pd, int fd, void *iova, size_t len,
 	q.u.reg_mr.access = access;
 	q.u.reg_mr.len = len;
 	q.u.reg_mr.iova = (uint64_t)(uintptr_t)iova;
-	err = call(d, MRD_OP_REG_MR, &q, &r, fd);
+	err = request(d, MRD_OP_REG_MR, &q, &r, fd);
 	if (err < 0)
 		return err;
 	mr = calloc(1, sizeof(*mr));
@@ -297,7 +297,7 @@ static int reg_fd(struct mrv_pd *pd, int fd, void *iova, size_t len,
 		free(mr);
 		free(m);
 		q.u.dereg_mr.lkey = r.u.mr.lkey;
-		(void)call(d, MRD_OP_DEREG_MR, &q, &r, -1);
+		(void)request(d, MRD_OP_DEREG_MR, &q, &r, -1);
 		return -ENOMEM;
 	}
 	mr->addr = iova;
@@ -381,7 +381,7 @@ static int dm_dereg_mr(struct mrv_mr *mr)
 	int err;
 
 	q.u.dereg_mr.lkey = mr->lkey;
-	err = rpc_destroy(d, MRD_OP_DEREG_MR, &q);
+	err = request_destroy(d, MRD_OP_DEREG_MR, &q);
 	if (err < 0)
 		return err;
 	LIST_UNLINK(d->mrs, m);
@@ -419,7 +419,7 @@ static int dm_create_cq(struct mrv_device *dev, int depth, struct mrv_cq **out)
 	int err;
 
 	q.u.create_cq.depth = (uint32_t)depth;
-	err = call(d, MRD_OP_CREATE_CQ, &q, &r, -1);
+	err = request(d, MRD_OP_CREATE_CQ, &q, &r, -1);
 	if (err < 0)
 		return err;
 	end = (uint64_t)r.u.cq.ring_off + sizeof(struct mrd_ring_hdr) +
@@ -429,7 +429,7 @@ static int dm_create_cq(struct mrv_device *dev, int depth, struct mrv_cq **out)
 	    (r.u.cq.entries & (r.u.cq.entries - 1)) || (r.u.cq.ring_off & 63)) {
 		free(c);
 		q.u.cq.cq = r.u.cq.cq;
-		(void)call(d, MRD_OP_DESTROY_CQ, &q, &r, -1);
+		(void)request(d, MRD_OP_DESTROY_CQ, &q, &r, -1);
 		return c ? -EPROTO : -ENOMEM;
 	}
 	c->base.id = (int)r.u.cq.cq;
@@ -450,7 +450,7 @@ static int dm_destroy_cq(struct mrv_cq *cq)
 	int err;
 
 	q.u.cq.cq = (uint32_t)cq->id;
-	err = rpc_destroy(d, MRD_OP_DESTROY_CQ, &q);
+	err = request_destroy(d, MRD_OP_DESTROY_CQ, &q);
 	if (err < 0)
 		return err;
 	LIST_UNLINK(d->cqs, c);
@@ -490,7 +490,7 @@ static int dm_create_qp(struct mrv_pd *pd, const struct mrv_qp_init_attr *attr,
 	q.u.create_qp.recv_cq = (uint32_t)attr->recv_cq->id;
 	q.u.create_qp.max_send_wr = qp->sq.cap;
 	q.u.create_qp.max_recv_wr = qp->rq.cap;
-	err = call(d, MRD_OP_CREATE_QP, &q, &r, -1);
+	err = request(d, MRD_OP_CREATE_QP, &q, &r, -1);
 	if (err < 0)
 		goto fail;
 	qp->base.qpn = r.u.qp.qpn;
@@ -514,7 +514,7 @@ static int dm_destroy_qp(struct mrv_qp *qp)
 	int err;
 
 	q.u.qp.qpn = qp->qpn;
-	err = rpc_destroy(d, MRD_OP_DESTROY_QP, &q);
+	err = request_destroy(d, MRD_OP_DESTROY_QP, &q);
 	if (err < 0)
 		return err;
 	LIST_UNLINK(d->qps, x);
@@ -544,7 +544,7 @@ static int dm_modify_qp(struct mrv_qp *qp, const struct mrv_qp_attr *attr,
 	q.u.modify_qp.sq_psn = attr->sq_psn;
 	memcpy(q.u.modify_qp.dest_addr, attr->dest_addr,
 	       sizeof(attr->dest_addr));
-	err = call(d, MRD_OP_MODIFY_QP, &q, &r, -1);
+	err = request(d, MRD_OP_MODIFY_QP, &q, &r, -1);
 	if (err < 0)
 		return err;
 	if (mask & MRV_QP_STATE) {
@@ -562,7 +562,7 @@ static int dm_query_qp(struct mrv_qp *qp, struct mrv_qp_attr *attr)
 	int err;
 
 	q.u.qp.qpn = qp->qpn;
-	err = call(to_dm_dev(qp->pd->dev), MRD_OP_QUERY_QP, &q, &r, -1);
+	err = request(to_dm_dev(qp->pd->dev), MRD_OP_QUERY_QP, &q, &r, -1);
 	if (err < 0)
 		return err;
 	memset(attr, 0, sizeof(*attr));
@@ -585,7 +585,7 @@ static int dm_query_path(struct mrv_qp *qp, int idx, struct mrv_path_info *out)
 
 	q.u.qp.qpn = qp->qpn;
 	q.u.qp.idx = idx;
-	err = call(to_dm_dev(qp->pd->dev), MRD_OP_QUERY_PATH, &q, &r, -1);
+	err = request(to_dm_dev(qp->pd->dev), MRD_OP_QUERY_PATH, &q, &r, -1);
 	if (err < 0)
 		return err;
 	*out = (struct mrv_path_info){
