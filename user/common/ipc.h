@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Internal: the protocol between libmroce's daemon mode (user/lib/daemon.c)
- * and the mroced daemon (user/mroced/mroced.c). Both sides are built from
- * one tree, but a running daemon may meet an older library: every message
- * carries MRD_VERSION and a mismatch is answered with -EPROTO.
+ * and the mroced daemon (user/mroced/mroced.c). Its one client is
+ * user/lib/dclient.c (also used by `mrocectl daemon`). Both sides are
+ * built from one tree, but a running daemon may meet an older library:
+ * every message carries MRD_VERSION and a mismatch is answered with
+ * -EPROTO.
  *
  * Control: AF_UNIX SOCK_SEQPACKET (message boundaries, SCM_RIGHTS). The
  * application sends one struct mrd_req, the daemon answers with exactly one
