@@ -277,6 +277,8 @@ uint32_t mrv_qp_num(const struct mrv_qp *qp)
 	return qp ? qp->qpn : 0;
 }
 
+/* The names come from the engine's tables: the public enums share its
+ * numbering (asserted in embedded.c), whichever mode runs the engine. */
 const char *mrv_qp_state_str(enum mrv_qp_state s)
 {
 	return mroce_qp_state_name((enum mroce_qp_state)s);
