@@ -126,16 +126,28 @@ for b in ex_so ex_a; do
 done
 
 # A server and a client on two addresses of a loopback /24 of our own (so
-# that parallel runs do not meet), the rendezvous on a free port.
+# that parallel runs do not meet); the rendezvous port is random, and taken
+# again if someone else holds it.
 net=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
-pair() { # pair SERVER CLIENT
-	local port=$((20000 + RANDOM % 30000)) i
-	"$T/$1" --local "$net.1" -p $port > "$T/srv.out" 2>&1 &
-	PIDS+=($!)
-	for i in $(seq 100); do
-		ss -Hltn "sport = :$port" | grep -q . && break
-		sleep 0.1
+serve() { # serve SERVER: start it on a free port, set $port
+	local try i
+	for try in 1 2 3; do
+		port=$((20000 + RANDOM % 30000))
+		"$T/$1" --local "$net.1" -p $port > "$T/srv.out" 2>&1 &
+		PIDS+=($!)
+		for i in $(seq 100); do
+			ss -Hltn "sport = :$port" | grep -q . && return 0
+			kill -0 "${PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		grep -q listen "$T/srv.out" || break
 	done
+	cat "$T/srv.out"
+	fail "$1: the server does not listen"
+}
+pair() { # pair SERVER CLIENT
+	local port
+	serve "$1"
 	timeout 30 "$T/$2" --local "$net.2" -p $port "$net.1" > "$T/cli.out" 2>&1 ||
 		{ cat "$T/cli.out" "$T/srv.out"; fail "$2 -> $1: client failed"; }
 	wait "${PIDS[-1]}" || { cat "$T/srv.out"; fail "$2 -> $1: server failed"; }
