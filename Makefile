@@ -142,7 +142,8 @@ help:
 	@echo '  all        (default) build libmroce, tools, BPF objects and man pages'
 	@echo '             into $(BUILD)/'
 	@echo '  check      install missing deps, build with ASan/UBSan, run every test'
-	@echo '             (Check suites, BPF tests, namespace tests, fuzz corpus replay)'
+	@echo '             (Check suites, BPF tests, namespace tests, fuzz corpus replay,'
+	@echo '             make install into a temporary DESTDIR)'
 	@echo '  demo       install missing deps, build, run the MetaRoCE vs RoCEv2 demo'
 	@echo '  deps       install build/test dependencies from Debian 12 (apt-get)'
 	@echo '  fuzz       run every libFuzzer target for FUZZ_SECONDS (default 60) each'
@@ -305,8 +306,6 @@ demo:
 # are inside them (bpftool skeletons), so no .bpf.o is installed.
 PUBLIC_HEADERS := include/mroce/mroce.h include/mroce/version.h
 LICENSE_FILES := $(sort $(wildcard LICENSES/*))
-DOC_FILES := README.md $(LICENSE_FILES) user/mroced/mroced.default \
-	user/examples/example.c
 INST_BIN := $(addprefix $(BINDIR)/,$(BIN_TOOLS))
 INST_SBIN := $(addprefix $(SBINDIR)/,$(SBIN_TOOLS))
 INST_LIB := $(addprefix $(LIBDIR)/,$(SO_REAL) $(SO_NAME) libmroce.so libmroce.a)
