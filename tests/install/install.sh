@@ -36,6 +36,11 @@ trap cleanup EXIT
 fail() { echo "install.sh: FAIL: $*" >&2; exit 1; }
 
 build=$(cd "$MROCE_BUILD" && pwd) || fail "no build directory $MROCE_BUILD"
+# The make runs below see only what they are given: not the flags of a
+# make that started the test runner, nor install directories in the
+# environment (the Makefile takes those, as `PREFIX=... make install`).
+unset MAKEFLAGS MFLAGS MAKELEVEL DESTDIR PREFIX BINDIR SBINDIR LIBDIR \
+	INCLUDEDIR DATADIR MANDIR DOCDIR PKGCONFIGDIR UNITDIR SYSUSERSDIR SYSCONFDIR
 R=$T/root
 mk() { make --no-print-directory -s BUILD="$build" "$@" >"$T/make.log" 2>&1 ||
 	{ tail -20 "$T/make.log"; fail "make $*"; }; }
