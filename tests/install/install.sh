@@ -117,9 +117,11 @@ fi
 
 # ---- a program built with pkg-config alone, shared and static
 src=user/examples/example.c
+# shellcheck disable=SC2046 # pkg-config's output is split into words
 cc -o "$T/ex_so" "$src" $(pkg-config --cflags --libs mroce) \
 	-Wl,-rpath-link,"$R/usr/lib" 2>"$T/cc.log" ||
 	{ cat "$T/cc.log"; fail "example does not build against libmroce.so"; }
+# shellcheck disable=SC2046
 cc -o "$T/ex_a" "$src" $(pkg-config --cflags mroce) \
 	-Wl,-Bstatic $(pkg-config --static --libs mroce) -Wl,-Bdynamic 2>"$T/cc.log" ||
 	{ cat "$T/cc.log"; fail "example does not build against libmroce.a"; }
@@ -136,12 +138,12 @@ done
 # again if someone else holds it.
 net=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))
 serve() { # serve SERVER: start it on a free port, set $port
-	local try i
-	for try in 1 2 3; do
+	local _
+	for _ in 1 2 3; do
 		port=$((20000 + RANDOM % 30000))
-		"$T/$1" --local "$net.1" -p $port > "$T/srv.out" 2>&1 &
+		"$T/$1" --local "$net.1" -p "$port" > "$T/srv.out" 2>&1 &
 		PIDS+=($!)
-		for i in $(seq 100); do
+		for _ in $(seq 100); do
 			ss -Hltn "sport = :$port" | grep -q . && return 0
 			kill -0 "${PIDS[-1]}" 2>/dev/null || break
 			sleep 0.1
@@ -154,7 +156,7 @@ serve() { # serve SERVER: start it on a free port, set $port
 pair() { # pair SERVER CLIENT
 	local port
 	serve "$1"
-	timeout 30 "$T/$2" --local "$net.2" -p $port "$net.1" > "$T/cli.out" 2>&1 ||
+	timeout 30 "$T/$2" --local "$net.2" -p "$port" "$net.1" > "$T/cli.out" 2>&1 ||
 		{ cat "$T/cli.out" "$T/srv.out"; fail "$2 -> $1: client failed"; }
 	wait "${PIDS[-1]}" || { cat "$T/srv.out"; fail "$2 -> $1: server failed"; }
 	grep -q "^WRITE placed: \"hello from $net.2\"" "$T/srv.out" &&
