@@ -3,4 +3,5 @@
 # MROCE_SUITE(); add the file here and it runs in `make check`.
 TEST_SRCS += tests/harness.c $(sort $(wildcard tests/unit/test_*.c)) \
 	$(sort $(wildcard tests/bpf/test_*.c)) $(sort $(wildcard tests/net/test_*.c)) \
-	$(sort $(wildcard tests/sim/test_*.c))
+	$(sort $(wildcard tests/sim/test_*.c)) \
+	$(sort $(wildcard tests/install/test_*.c))
