@@ -53,7 +53,7 @@
 #include "../common/devstats.h"
 #include "../common/ipc.h"
 #include "../io/endpoint.h"
-#include "../mrocectl/loader.h"
+#include "../xdp/loader.h"
 #include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/mroce.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* mrocectl's loader (see loader.h). */
+/* The XDP program's loader for mrocectl and mroced (see loader.h). */
 #include "loader.h"
 
 #include <dirent.h>
