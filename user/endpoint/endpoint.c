@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The endpoint pump (user/io/endpoint.h): one I/O backend feeding up to
+ * The endpoint pump (user/endpoint/endpoint.h): one I/O backend feeding up to
  * two engines (MetaRoCE on one UDP port, RoCEv2 on the other), shared by
  * libmroce's embedded mode and the mroced daemon.
  *
@@ -17,7 +17,6 @@
  * sockets is the endpoint's fd. The XDP maps are per interface, so the
  * `conns` entries go through the first backend only.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +25,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +32,7 @@
 #include "mroce/abi.h"
 #include "mroce/io_afxdp.h"
 #include "mroce/wire.h"
+#include "../common/util.h"
 #include "endpoint.h"
 
 /*
@@ -107,24 +106,6 @@ uint64_t mroce_ep_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int fill_random(void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = getrandom(p, len, 0);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
 /* AF_XDP frames are never fragmented: the payload per packet must fit the
  * interface MTU with IPv6 + UDP + the largest transport header and ICRC.
  * RoCE-style, the largest power of two that fits with room to spare
@@ -193,9 +174,9 @@ static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
 			ec.secret[i] = (uint8_t)(ec.seed >> (8 * (i & 7))) ^
 				       (uint8_t)i;
 	} else {
-		err = fill_random(&ec.seed, sizeof(ec.seed));
+		err = mroce_random_bytes(&ec.seed, sizeof(ec.seed));
 		if (!err)
-			err = fill_random(ec.secret, sizeof(ec.secret));
+			err = mroce_random_bytes(ec.secret, sizeof(ec.secret));
 		if (err < 0)
 			return err;
 	}
@@ -213,22 +194,6 @@ static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
 		ep->mr_nslots = ec.max_conns;
 	}
 	return 0;
-}
-
-static int parse_addr(const char *s, uint8_t *family, uint8_t addr[16])
-{
-	memset(addr, 0, 16);
-	if (!s)
-		return -EINVAL;
-	if (inet_pton(AF_INET, s, addr) == 1) {
-		*family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, addr) == 1) {
-		*family = AF_INET6;
-		return 0;
-	}
-	return -EINVAL;
 }
 
 /* Receive queues of ifname: the rx-N entries of its sysfs queues
@@ -543,7 +508,7 @@ int mroce_ep_peer_by_name(struct mroce_ep *ep, enum mroce_transport t,
 
 	if (!ep)
 		return -EINVAL;
-	err = parse_addr(s, &family, addr);
+	err = mroce_parse_addr(s, &family, addr);
 	if (err < 0)
 		return err;
 	g = eng_of(ep, t);

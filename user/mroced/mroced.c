@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * mroced - the mroce daemon: one endpoint (packet I/O backend + a MetaRoCE
- * engine + a RoCEv2 engine, user/io/endpoint.h) shared by many
+ * engine + a RoCEv2 engine, user/endpoint/endpoint.h) shared by many
  * applications. Applications reach it through libmroce's daemon mode
  * (user/lib/daemon.c); the protocol is in user/common/ipc.h.
  *
@@ -52,7 +52,7 @@
 
 #include "../common/devstats.h"
 #include "../common/ipc.h"
-#include "../io/endpoint.h"
+#include "../endpoint/endpoint.h"
 #include "../xdp/loader.h"
 #include "mroce/engine.h"
 #include "mroce/io.h"
