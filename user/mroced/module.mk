@@ -3,7 +3,8 @@
 # both transports, control over a UNIX socket, data over shared rings; the
 # protocol is user/common/ipc.h). --attach uses the XDP loader of the
 # internal library libmroce-xdp.a, as mrocectl does.
-MROCED_SRCS := user/mroced/mroced.c
+MROCED_SRCS := $(addprefix user/mroced/,main.c ctl.c session.c rings.c \
+	loop.c status.c)
 TOOLS += mroced
 mroced_SRCS := $(MROCED_SRCS)
 mroced_ILIBS := xdp
