@@ -5,7 +5,8 @@
 # device fails with -ENOTSUP). The pump that drives a backend is the layer
 # above: user/endpoint.
 IO_AFXDP_SRC := $(if $(NO_AFXDP),,$(wildcard user/io/afxdp.c))
-LIB_SRCS += user/io/io.c user/io/udp.c $(IO_AFXDP_SRC)
+LIB_SRCS += user/io/io.c user/io/udp.c $(IO_AFXDP_SRC) \
+	$(if $(IO_AFXDP_SRC),user/io/afxdp_neigh.c)
 
 # io.c takes a strong reference to the AF_XDP ops only when afxdp.c is part
 # of the library: a weak reference alone would never pull afxdp.o out of
