@@ -820,6 +820,23 @@ static __always_inline int handle_rocev2(struct xdp_md *ctx,
 /* L2-L4                                                               */
 /* ------------------------------------------------------------------ */
 
+/* The UDP header after IP (NULL: truncated) goes to one of our ports:
+ * 1 with *dport set, else 0 (counted: the frame is passed). */
+static __always_inline int udp_is_ours(struct mroce_xdp_counters *st,
+				       const struct udphdr *uh, __u16 *dport)
+{
+	if (!uh) {
+		st->pass_malformed_ip++;
+		return 0;
+	}
+	*dport = bpf_ntohs(uh->dest);
+	if (*dport != cfg_mroce_port && *dport != cfg_rocev2_port) {
+		st->pass_other_port++;
+		return 0;
+	}
+	return 1;
+}
+
 /* IPv4 then UDP at c: fills p's addresses and TOS, *uh and *dport.
  * -1 when it is ours (UDP to one of our ports, header and lengths
  * right), else the verdict: XDP_PASS for what is not ours, XDP_DROP for
@@ -850,15 +867,8 @@ static __always_inline int parse_ipv4(struct mroce_xdp_counters *st,
 		return XDP_PASS;
 	}
 	uh = pull_udp(c);
-	if (!uh) {
-		st->pass_malformed_ip++;
+	if (!udp_is_ours(st, uh, dport))
 		return XDP_PASS;
-	}
-	*dport = bpf_ntohs(uh->dest);
-	if (*dport != cfg_mroce_port && *dport != cfg_rocev2_port) {
-		st->pass_other_port++;
-		return XDP_PASS;
-	}
 	/* Ours from here on: malformed means dropped. */
 	if (frag) {
 		st->drop_ip_frag++;
@@ -911,15 +921,8 @@ static __always_inline int parse_ipv6(struct mroce_xdp_counters *st,
 		return XDP_PASS;
 	}
 	uh = pull_udp(c);
-	if (!uh) {
-		st->pass_malformed_ip++;
+	if (!udp_is_ours(st, uh, dport))
 		return XDP_PASS;
-	}
-	*dport = bpf_ntohs(uh->dest);
-	if (*dport != cfg_mroce_port && *dport != cfg_rocev2_port) {
-		st->pass_other_port++;
-		return XDP_PASS;
-	}
 	plen = bpf_ntohs(ih->payload_len);
 	if (plen < sizeof(*uh) || plen + 40 > avail) {
 		st->drop_bad_ip_len++;
