@@ -267,16 +267,10 @@ static int ep_open_ios(struct mroce_ep *ep, struct mroce_io_cfg *ic,
 	return 0;
 }
 
-int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
+/* The engines, the backend kind and the address family asked for are
+ * ones the endpoint can run. */
+static int cfg_check(const struct mroce_ep_cfg *cfg)
 {
-	struct mroce_io_cfg ic;
-	struct mroce_ep *ep;
-	uint16_t mtu = 0;
-	int err;
-
-	if (!cfg || !out)
-		return -EINVAL;
-	*out = NULL;
 	if ((cfg->eng[0].transport &&
 	     cfg->eng[0].transport != MROCE_TRANSPORT_METAROCE) ||
 	    (cfg->eng[1].transport &&
@@ -291,6 +285,45 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	    (!cfg->io.ifname || !mroce_io_afxdp_conn_add ||
 	     !mroce_io_afxdp_conn_del))
 		return cfg->io.ifname ? -ENOTSUP : -EINVAL;
+	return 0;
+}
+
+/* Each engine's transmit scratch, once the backend is open. */
+static int tx_bufs_alloc(struct mroce_ep *ep)
+{
+	ep->txcap = MROCE_MAX_PAYLOAD + 256;
+	if (ep->nios == 1) {
+		uint32_t zcap;
+
+		/* The engine gets one capacity for every buffer: the
+		 * smaller of the zero-copy buffers' and the scratch's. */
+		ep->zc = mroce_io_tx_bufs(ep->io, NULL, 0, &zcap) == 0;
+		if (ep->zc && zcap < ep->txcap)
+			ep->txcap = zcap;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!ep->eng[i].e)
+			continue;
+		ep->eng[i].txbuf = malloc(EP_TX_BATCH * ep->txcap);
+		if (!ep->eng[i].txbuf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
+{
+	struct mroce_io_cfg ic;
+	struct mroce_ep *ep;
+	uint16_t mtu = 0;
+	int err;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	*out = NULL;
+	err = cfg_check(cfg);
+	if (err < 0)
+		return err;
 	ic = cfg->io;
 	if (!ic.mroce_port)
 		ic.mroce_port = MROCE_UDP_PORT;
@@ -334,25 +367,9 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	if (err < 0)
 		goto fail;
 
-	ep->txcap = MROCE_MAX_PAYLOAD + 256;
-	if (ep->nios == 1) {
-		uint32_t zcap;
-
-		/* The engine gets one capacity for every buffer: the
-		 * smaller of the zero-copy buffers' and the scratch's. */
-		ep->zc = mroce_io_tx_bufs(ep->io, NULL, 0, &zcap) == 0;
-		if (ep->zc && zcap < ep->txcap)
-			ep->txcap = zcap;
-	}
-	for (int i = 0; i < 2; i++) {
-		if (!ep->eng[i].e)
-			continue;
-		ep->eng[i].txbuf = malloc(EP_TX_BATCH * ep->txcap);
-		if (!ep->eng[i].txbuf) {
-			err = -ENOMEM;
-			goto fail;
-		}
-	}
+	err = tx_bufs_alloc(ep);
+	if (err < 0)
+		goto fail;
 	*out = ep;
 	return 0;
 fail:

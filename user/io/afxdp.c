@@ -803,6 +803,31 @@ static void size_slots(struct afxdp_io *a)
 		a->comp_size *= 2;
 }
 
+/* The backend's own memory beside the UMEM: transmit frame stack, slot
+ * tables, the scratch frame and the reassembly pool. 0 or -ENOMEM
+ * (afxdp_close() frees what was allocated). */
+static int alloc_bufs(struct afxdp_io *a)
+{
+	a->tx_free = calloc(a->ring_size, sizeof(*a->tx_free));
+	a->slot_free = calloc(a->nslots + 1, sizeof(*a->slot_free));
+	a->slot_state = calloc(a->nslots + 1, 1);
+	a->slot_refs = calloc(a->nslots + 1, 1);
+	a->scratch = malloc(AFXDP_MAX_FRAME);
+	if (!a->tx_free || !a->slot_free || !a->slot_state || !a->slot_refs ||
+	    !a->scratch)
+		return -ENOMEM;
+	a->rbuf = mmap(NULL, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME,
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (a->rbuf == MAP_FAILED) {
+		a->rbuf = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < AFXDP_RBUFS; i++)
+		a->rbuf_free[a->rbuf_nfree++] = AFXDP_RBUFS - 1 - i;
+	return 0;
+}
+
 static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 {
 	struct afxdp_io *a;
@@ -843,25 +868,10 @@ static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 	err = if_mac(a->ifname, a->mac);
 	if (err)
 		goto fail;
-	err = -ENOMEM;
 	size_slots(a);
-	a->tx_free = calloc(a->ring_size, sizeof(*a->tx_free));
-	a->slot_free = calloc(a->nslots + 1, sizeof(*a->slot_free));
-	a->slot_state = calloc(a->nslots + 1, 1);
-	a->slot_refs = calloc(a->nslots + 1, 1);
-	a->scratch = malloc(AFXDP_MAX_FRAME);
-	if (!a->tx_free || !a->slot_free || !a->slot_state || !a->slot_refs ||
-	    !a->scratch)
+	err = alloc_bufs(a);
+	if (err)
 		goto fail;
-	a->rbuf = mmap(NULL, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME,
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (a->rbuf == MAP_FAILED) {
-		a->rbuf = NULL;
-		goto fail;
-	}
-	for (uint32_t i = 0; i < AFXDP_RBUFS; i++)
-		a->rbuf_free[a->rbuf_nfree++] = AFXDP_RBUFS - 1 - i;
 	err = afxdp_neigh_open(&a->neigh, a->ifindex);
 	if (err)
 		goto fail;
