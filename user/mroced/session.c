@@ -127,12 +127,12 @@ void sess_close(struct sess *s)
 
 void sess_reap(struct sess *s, const char *why)
 {
-	if (s->hello)
+	if (s->hello) {
 		pr_dbg("session %d (pid %d) ended: %s: %d QPs, %d CQs, %d MRs "
 		       "released",
 		       s->id, (int)s->pid, why, s->nqps, s->ncqs, s->nmrs);
-	if (s->hello)
 		mroced.ctl[MRD_CTL_sessions_reaped]++;
+	}
 	sess_close(s);
 }
 

@@ -12,6 +12,14 @@
 #include "../common/devstats.h"
 #include "mroced.h"
 
+/* STATUS copies the counter structs into its arrays whole. */
+_Static_assert(sizeof(((struct mrd_status *)0)->io) ==
+		       sizeof(struct mroce_io_stats),
+	       "mrd_status.io holds struct mroce_io_stats");
+_Static_assert(sizeof(((struct mrd_status *)0)->eng) ==
+		       sizeof(struct mroce_engine_stats),
+	       "mrd_status.eng holds struct mroce_engine_stats");
+
 /* One line per receive queue the endpoint read (afxdp), on exit. */
 void log_queue_stats(void)
 {
