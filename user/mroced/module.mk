@@ -10,9 +10,9 @@ mroced_SRCS := $(MROCED_SRCS)
 mroced_ILIBS := xdp
 mroced_LDLIBS :=
 
-# The same daemon under ASan/UBSan for the Check suite (tests/unit/
-# test_daemon.c starts this one when it exists): memory errors in the
-# daemon fail the tests instead of passing unseen.
+# The same daemon under ASan/UBSan for the Check suites (tests/unit/
+# test_daemon.c and test_mroced.c start this one when it exists): memory
+# errors in the daemon fail the tests instead of passing unseen.
 TEST_BINS += mroced_san
 mroced_san_SRCS := $(MROCED_SRCS)
 mroced_san_ILIBS := xdp
