@@ -224,6 +224,114 @@ __attribute__((noinline)) int mroce_probe_icrc_ok(struct probe_l4 *pr)
 	       bpf_ntohl(pr->icrc);
 }
 
+/* The MetaRoCE part of the ACK described by a, with the CE marks of the
+ * path not yet reported (taken atomically, see abi.h) and its ICRC. */
+static __always_inline void fill_ack_l4(struct ack_l4 *m,
+					const struct ack_args *a,
+					struct mroce_rx_path *rp)
+{
+	__u32 ce;
+
+	ce = __sync_lock_test_and_set(&rp->ce_pending, 0);
+	__sync_fetch_and_add(&rp->xdp_acks, 1);
+
+	m->hdr.version = MROCE_VERSION;
+	m->hdr.opcode = MROCE_OP_ACK;
+	m->hdr.hdr_words =
+		(sizeof(struct mroce_hdr) + sizeof(struct mroce_ackh)) / 4;
+	m->hdr.conn_id = bpf_htonl(a->peer_conn_id);
+	m->hdr.path = a->path;
+	m->hdr.path_gen = a->gen;
+	m->ack.cum_psn = bpf_htonl(a->cum_psn);
+	m->ack.tsecr = bpf_htonl(a->tsecr);
+	m->ack.rate_mbps = bpf_htonl(a->rate_mbps);
+	m->ack.ce_count = bpf_htons(ce > 0xffff ? 0xffff : ce);
+	/* ECE: some data packet of the path carried CE since the previous
+	 * ACK (the triggering one's mark is already in ce_pending) */
+	m->ack.ack_flags = a->ack_flags | (ce ? MROCE_ACKF_ECE : 0);
+	__builtin_memcpy(m->ack.sack, a->sack, MROCE_SACK_BYTES);
+	mroce_ack_icrc(m);
+}
+
+/* Ethernet (+ VLAN tag) of the ACK: back to where it came from, same
+ * VLAN. Returns where the IP header goes, NULL past the end (cannot
+ * happen after the resize: a bounds check for the verifier). */
+static __always_inline void *write_ack_l2(void *data, void *end,
+					  const struct pkt *p)
+{
+	struct ethhdr *eth = data;
+	void *pos;
+
+	if ((void *)(eth + 1) > end)
+		return NULL;
+	__builtin_memcpy(eth->h_dest, p->smac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, p->dmac, ETH_ALEN);
+	pos = data + 14;
+	if (p->has_vlan) {
+		struct vlan_tag *vt = pos;
+
+		if ((void *)(vt + 1) > end)
+			return NULL;
+		vt->tci = p->vlan_tci;
+		vt->proto = bpf_htons(p->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+		eth->h_proto = bpf_htons(ETH_P_8021Q);
+		pos += 4;
+	} else {
+		eth->h_proto = bpf_htons(p->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
+	}
+	return pos;
+}
+
+/* IPv4 header of the ACK at pos. Returns where UDP goes, or NULL (a
+ * bounds check for the verifier, as above). */
+static __always_inline void *write_ack_ipv4(void *pos, void *end,
+					    const struct pkt *p)
+{
+	struct iphdr ih = {};
+
+	ih.version = 4;
+	ih.ihl = 5;
+	/* keep DSCP, not ECN-capable: ACKs are never marked */
+	ih.tos = p->tos & 0xfc;
+	ih.tot_len = bpf_htons(20 + 8 + sizeof(struct ack_l4));
+	ih.frag_off = bpf_htons(0x4000); /* DF */
+	ih.ttl = cfg_ack_ttl;
+	ih.protocol = IPPROTO_UDP;
+	ih.saddr = p->daddr[0];
+	ih.daddr = p->saddr[0];
+	ih.check = csum_fold(csum_words(&ih, 10));
+	if (pos + 20 + 8 + sizeof(struct ack_l4) > end)
+		return NULL;
+	__builtin_memcpy(pos, &ih, 20);
+	return pos + 20;
+}
+
+/* IPv6 header of the ACK at pos, and the UDP checksum (mandatory on
+ * IPv6) into uh. Returns where UDP goes, or NULL (verifier). */
+static __always_inline void *write_ack_ipv6(void *pos, void *end,
+					    const struct pkt *p,
+					    struct udphdr *uh,
+					    struct ack_l4 *m)
+{
+	struct ipv6_pseudo ph;
+	__be32 vtcfl = bpf_htonl(6u << 28 | (__u32)(p->tos & 0xfc) << 20);
+
+	if (pos + 40 + 8 + sizeof(*m) > end)
+		return NULL;
+	__builtin_memcpy(pos, &vtcfl, 4);
+	*(__be16 *)(pos + 4) = uh->len;
+	*(__u8 *)(pos + 6) = IPPROTO_UDP;
+	*(__u8 *)(pos + 7) = cfg_ack_ttl;
+	__builtin_memcpy(pos + 8, p->daddr, 16);
+	__builtin_memcpy(pos + 24, p->saddr, 16);
+	__builtin_memcpy(ph.saddr, p->daddr, 16);
+	__builtin_memcpy(ph.daddr, p->saddr, 16);
+	ph.len = bpf_htonl(8 + sizeof(*m));
+	ph.nexthdr = bpf_htonl(IPPROTO_UDP);
+	uh->check = mroce_ack_csum6(&ph, uh, m);
+	return pos + 40;
+}
+
 /* Rewrite the frame in place into the ACK described by a, addressed back
  * to where p came from. Returns XDP_TX, or -1 when the frame could not be
  * resized (nothing was changed then: the caller hands it to the daemon).
@@ -239,9 +347,8 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 	__u32 have = bpf_xdp_get_buff_len(ctx), linear;
 	struct ack_l4 m = {};
 	struct udphdr uh;
-	__u32 ce;
 	int sport;
-	void *data, *end, *pos;
+	void *end, *pos;
 
 	/* With fragments, the ACK must fit the linear part (XDP cannot pull
 	 * bytes out of fragments; shrinking drops them). True on every
@@ -253,27 +360,7 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 		return -1;
 	if (bpf_xdp_adjust_tail(ctx, (int)want - (int)have))
 		return -1;
-
-	/* CE marks not yet reported, taken atomically (see abi.h). */
-	ce = __sync_lock_test_and_set(&rp->ce_pending, 0);
-	__sync_fetch_and_add(&rp->xdp_acks, 1);
-
-	m.hdr.version = MROCE_VERSION;
-	m.hdr.opcode = MROCE_OP_ACK;
-	m.hdr.hdr_words =
-		(sizeof(struct mroce_hdr) + sizeof(struct mroce_ackh)) / 4;
-	m.hdr.conn_id = bpf_htonl(a->peer_conn_id);
-	m.hdr.path = a->path;
-	m.hdr.path_gen = a->gen;
-	m.ack.cum_psn = bpf_htonl(a->cum_psn);
-	m.ack.tsecr = bpf_htonl(a->tsecr);
-	m.ack.rate_mbps = bpf_htonl(a->rate_mbps);
-	m.ack.ce_count = bpf_htons(ce > 0xffff ? 0xffff : ce);
-	/* ECE: some data packet of the path carried CE since the previous
-	 * ACK (the triggering one's mark is already in ce_pending) */
-	m.ack.ack_flags = a->ack_flags | (ce ? MROCE_ACKF_ECE : 0);
-	__builtin_memcpy(m.ack.sack, a->sack, MROCE_SACK_BYTES);
-	mroce_ack_icrc(&m);
+	fill_ack_l4(&m, a, rp);
 
 	sport = mroce_ack_sport(a->slot, a->hash);
 	/* no path set up: answer on the port the request came from */
@@ -284,73 +371,15 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 
 	/* From here on the bounds checks are for the verifier: the frame
 	 * is exactly `want` linear bytes now. */
-	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-
-	/* Ethernet: back to where it came from, same VLAN. */
-	{
-		struct ethhdr *eth = data;
-
-		if ((void *)(eth + 1) > end)
-			return XDP_DROP;
-		__builtin_memcpy(eth->h_dest, p->smac, ETH_ALEN);
-		__builtin_memcpy(eth->h_source, p->dmac, ETH_ALEN);
-	}
-	pos = data + 14;
-	if (p->has_vlan) {
-		struct vlan_tag *vt = pos;
-
-		if ((void *)(vt + 1) > end)
-			return XDP_DROP;
-		vt->tci = p->vlan_tci;
-		vt->proto = bpf_htons(p->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
-		((struct ethhdr *)data)->h_proto = bpf_htons(ETH_P_8021Q);
-		pos += 4;
-	} else {
-		((struct ethhdr *)data)->h_proto =
-			bpf_htons(p->ipv6 ? ETH_P_IPV6 : ETH_P_IP);
-	}
-
-	if (!p->ipv6) {
-		struct iphdr ih = {};
-
-		ih.version = 4;
-		ih.ihl = 5;
-		/* keep DSCP, not ECN-capable: ACKs are never marked */
-		ih.tos = p->tos & 0xfc;
-		ih.tot_len = bpf_htons(20 + 8 + sizeof(m));
-		ih.frag_off = bpf_htons(0x4000); /* DF */
-		ih.ttl = cfg_ack_ttl;
-		ih.protocol = IPPROTO_UDP;
-		ih.saddr = p->daddr[0];
-		ih.daddr = p->saddr[0];
-		ih.check = csum_fold(csum_words(&ih, 10));
-		if (pos + 20 + 8 + sizeof(m) > end)
-			return XDP_DROP;
-		__builtin_memcpy(pos, &ih, 20);
-		pos += 20;
-	} else {
-		struct ipv6_pseudo ph;
-		__be32 vtcfl =
-			bpf_htonl(6u << 28 | (__u32)(p->tos & 0xfc) << 20);
-
-		if (pos + 40 + 8 + sizeof(m) > end)
-			return XDP_DROP;
-		__builtin_memcpy(pos, &vtcfl, 4);
-		*(__be16 *)(pos + 4) = uh.len;
-		*(__u8 *)(pos + 6) = IPPROTO_UDP;
-		*(__u8 *)(pos + 7) = cfg_ack_ttl;
-		__builtin_memcpy(pos + 8, p->daddr, 16);
-		__builtin_memcpy(pos + 24, p->saddr, 16);
-		/* UDP checksum is mandatory on IPv6 */
-		__builtin_memcpy(ph.saddr, p->daddr, 16);
-		__builtin_memcpy(ph.daddr, p->saddr, 16);
-		ph.len = bpf_htonl(8 + sizeof(m));
-		ph.nexthdr = bpf_htonl(IPPROTO_UDP);
-		uh.check = mroce_ack_csum6(&ph, &uh, &m);
-		pos += 40;
-	}
-	if (pos + 8 + sizeof(m) > end)
+	pos = write_ack_l2((void *)(long)ctx->data, end, p);
+	if (!pos)
+		return XDP_DROP;
+	if (!p->ipv6)
+		pos = write_ack_ipv4(pos, end, p);
+	else
+		pos = write_ack_ipv6(pos, end, p, &uh, &m);
+	if (!pos || pos + 8 + sizeof(m) > end)
 		return XDP_DROP;
 	__builtin_memcpy(pos, &uh, 8);
 	__builtin_memcpy(pos + 8, &m, sizeof(m));
@@ -498,60 +527,188 @@ static __always_inline int no_conn_pass(struct mroce_hdr *h, __u8 op,
 	return 1;
 }
 
+/* The fixed header of a MetaRoCE packet, checked: known version and
+ * opcode (before any length arithmetic), header and payload lengths that
+ * add up to the UDP payload. NULL when dropped (counted). */
+static __always_inline struct mroce_hdr *
+pull_mroce_checked(struct mroce_xdp_counters *st, struct cursor *c,
+		   const struct pkt *p)
+{
+	struct mroce_hdr *h;
+	__u32 hlen, plen;
+	__u16 ext;
+	__u8 op;
+
+	if (p->l4_len < sizeof(*h) + MROCE_ICRC_LEN) {
+		st->drop_trunc_hdr++;
+		return NULL;
+	}
+	h = pull_mroce(c);
+	if (!h) {
+		st->drop_trunc_hdr++;
+		return NULL;
+	}
+	if (h->version != MROCE_VERSION) {
+		st->drop_bad_version++;
+		return NULL;
+	}
+	op = h->opcode;
+	ext = mroce_op_ext(op); /* before any length arithmetic */
+	if (!ext) {
+		st->drop_bad_opcode++;
+		return NULL;
+	}
+	hlen = mroce_ext_len(ext);
+	if ((__u32)h->hdr_words * 4 != hlen) {
+		st->drop_bad_hdr_len++;
+		return NULL;
+	}
+	if (p->l4_len < hlen + MROCE_ICRC_LEN) {
+		st->drop_trunc_hdr++;
+		return NULL;
+	}
+	plen = bpf_ntohs(h->payload_len);
+	if (plen && !mroce_op_has_payload(op)) {
+		st->drop_bad_payload++;
+		return NULL;
+	}
+	if (plen > MROCE_MAX_PAYLOAD ||
+	    hlen + plen + MROCE_ICRC_LEN != p->l4_len) {
+		st->drop_bad_len++;
+		return NULL;
+	}
+	return h;
+}
+
+/* An ACK of a known connection: its telemetry, then to the daemon. */
+static __always_inline int rx_ack(struct xdp_md *ctx,
+				  struct mroce_xdp_counters *st,
+				  struct cursor *c, struct mroce_hdr *h,
+				  const struct ack_args *a)
+{
+	struct mroce_ackh ack;
+	int rc;
+
+	if ((void *)(h + 1) + sizeof(ack) > c->end) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	__builtin_memcpy(&ack, h + 1, sizeof(ack));
+	rc = mroce_ack_telemetry(a->slot, a->path | (__u32)a->gen << 8, &ack);
+	if (rc > 0)
+		st->ack_rtt_samples++;
+	else if (rc < 0)
+		st->ack_stale_gen++;
+	return to_daemon(ctx, st, &st->redirect_ack);
+}
+
+/* What an ACK from here would answer: a data packet (its PSN, tsval) or
+ * a PROBE (ICRC verified: its tsecr becomes an RTT sample at the sender).
+ * Fills *psn, a->tsecr, a->ack_flags and the counter of the redirect.
+ * -1 to go on, else the verdict (a drop). */
+static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
+				       struct cursor *c, struct mroce_hdr *h,
+				       __u16 ext, struct ack_args *a,
+				       __u32 *psn, __u64 **redirect_ctr)
+{
+	struct probe_l4 pr;
+
+	if (ext & MROCE_EXT_SEQ) {
+		struct mroce_seqh *sq = cur_pull(c, sizeof(*sq));
+
+		if (!sq) {
+			st->drop_trunc_hdr++;
+			return XDP_DROP;
+		}
+		*redirect_ctr = &st->redirect_data;
+		*psn = bpf_ntohl(sq->psn);
+		a->tsecr = bpf_ntohl(sq->tsval);
+		a->ack_flags = MROCE_ACKF_DUP;
+		return -1;
+	}
+	if ((void *)h + sizeof(pr) > c->end) {
+		st->drop_trunc_hdr++;
+		return XDP_DROP;
+	}
+	__builtin_memcpy(&pr, h, sizeof(pr));
+	if (!mroce_probe_icrc_ok(&pr)) {
+		st->drop_bad_icrc++;
+		return XDP_DROP;
+	}
+	*redirect_ctr = &st->redirect_ctrl;
+	*psn = bpf_ntohl(pr.probe.next_psn);
+	a->tsecr = bpf_ntohl(pr.probe.tsval);
+	a->ack_flags = MROCE_ACKF_PROBE;
+	return -1;
+}
+
+/* Data or a PROBE of a known connection: CE marks counted on its path,
+ * then answered here (XDP_TX) when it is a duplicate of placed data or a
+ * PROBE and the daemon published valid state, else to the daemon. */
+static __always_inline int ack_or_daemon(struct xdp_md *ctx,
+					 struct mroce_xdp_counters *st,
+					 const struct pkt *p,
+					 const struct mroce_conn_val *conn,
+					 struct ack_args *a, __u32 psn,
+					 __u64 *redirect_ctr)
+{
+	struct mroce_rx_path *rp;
+	int valid, rc;
+
+	rp = rx_path(a->slot, a->path);
+	if (!rp)
+		return to_daemon(ctx, st, redirect_ctr);
+	if (p->ce) {
+		__sync_fetch_and_add(&rp->ce_pending, 1);
+		__sync_fetch_and_add(&rp->ce_total, 1);
+	}
+	if (!cfg_ack_offload || !(conn->flags & MROCE_CONN_F_ACK_OFFLOAD))
+		return to_daemon(ctx, st, redirect_ctr);
+	if (read_rx_state(rp, a, a->gen, &valid)) {
+		st->ack_offload_busy++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	/* New data always goes to the daemon: only it can place it, and only
+	 * what it placed may be acknowledged. */
+	if (!valid || (a->ack_flags == MROCE_ACKF_DUP && !is_duplicate(a, psn)))
+		return to_daemon(ctx, st, redirect_ctr);
+	a->hash = mroce_spray_hash(a->peer_conn_id,
+				   a->path | (__u32)a->gen << 8, psn);
+	a->ack_flags |= MROCE_ACKF_XDP;
+	rc = write_ack(ctx, p, a, rp);
+	if (rc < 0) {
+		st->ack_offload_busy++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	if (rc == XDP_TX) {
+		if (a->ack_flags & MROCE_ACKF_DUP)
+			st->tx_ack_dup++;
+		else
+			st->tx_ack_probe++;
+	}
+	return rc;
+}
+
 static __always_inline int handle_metaroce(struct xdp_md *ctx,
 					   struct mroce_xdp_counters *st,
 					   struct cursor *c, struct pkt *p)
 {
 	struct mroce_conn_key key = {};
 	struct mroce_conn_val *conn;
-	struct mroce_rx_path *rp;
 	struct mroce_hdr *h;
 	struct ack_args a = {};
 	__u64 *redirect_ctr;
-	__u32 hlen, plen, psn;
+	__u32 psn;
 	__u16 ext;
 	__u8 op;
-	int valid, rc;
+	int rc;
 
 	st->rx_metaroce++;
-	if (p->l4_len < sizeof(*h) + MROCE_ICRC_LEN) {
-		st->drop_trunc_hdr++;
+	h = pull_mroce_checked(st, c, p);
+	if (!h)
 		return XDP_DROP;
-	}
-	h = pull_mroce(c);
-	if (!h) {
-		st->drop_trunc_hdr++;
-		return XDP_DROP;
-	}
-	if (h->version != MROCE_VERSION) {
-		st->drop_bad_version++;
-		return XDP_DROP;
-	}
 	op = h->opcode;
-	ext = mroce_op_ext(op); /* before any length arithmetic */
-	if (!ext) {
-		st->drop_bad_opcode++;
-		return XDP_DROP;
-	}
-	hlen = mroce_ext_len(ext);
-	if ((__u32)h->hdr_words * 4 != hlen) {
-		st->drop_bad_hdr_len++;
-		return XDP_DROP;
-	}
-	if (p->l4_len < hlen + MROCE_ICRC_LEN) {
-		st->drop_trunc_hdr++;
-		return XDP_DROP;
-	}
-	plen = bpf_ntohs(h->payload_len);
-	if (plen && !mroce_op_has_payload(op)) {
-		st->drop_bad_payload++;
-		return XDP_DROP;
-	}
-	if (plen > MROCE_MAX_PAYLOAD ||
-	    hlen + plen + MROCE_ICRC_LEN != p->l4_len) {
-		st->drop_bad_len++;
-		return XDP_DROP;
-	}
+	ext = mroce_op_ext(op);
 
 	/* Handshake, close: the daemon's business, known connection or not. */
 	if (ext & MROCE_EXT_CONN)
@@ -571,89 +728,16 @@ static __always_inline int handle_metaroce(struct xdp_md *ctx,
 	a.path = h->path & (MROCE_MAX_PATHS - 1);
 	a.gen = h->path_gen;
 
-	if (op == MROCE_OP_ACK) {
-		struct mroce_ackh ack;
-
-		if ((void *)(h + 1) + sizeof(ack) > c->end) {
-			st->drop_trunc_hdr++;
-			return XDP_DROP;
-		}
-		__builtin_memcpy(&ack, h + 1, sizeof(ack));
-		rc = mroce_ack_telemetry(a.slot, a.path | (__u32)a.gen << 8,
-					 &ack);
-		if (rc > 0)
-			st->ack_rtt_samples++;
-		else if (rc < 0)
-			st->ack_stale_gen++;
-		return to_daemon(ctx, st, &st->redirect_ack);
-	}
+	if (op == MROCE_OP_ACK)
+		return rx_ack(ctx, st, c, h, &a);
 	if (op == MROCE_OP_NAK)
 		return to_daemon(ctx, st, &st->redirect_ack);
-
-	if (ext & MROCE_EXT_SEQ) {
-		struct mroce_seqh *sq = cur_pull(c, sizeof(*sq));
-
-		if (!sq) {
-			st->drop_trunc_hdr++;
-			return XDP_DROP;
-		}
-		redirect_ctr = &st->redirect_data;
-		psn = bpf_ntohl(sq->psn);
-		a.tsecr = bpf_ntohl(sq->tsval);
-		a.ack_flags = MROCE_ACKF_DUP;
-	} else if (op == MROCE_OP_PROBE) {
-		struct probe_l4 pr;
-
-		if ((void *)h + sizeof(pr) > c->end) {
-			st->drop_trunc_hdr++;
-			return XDP_DROP;
-		}
-		__builtin_memcpy(&pr, h, sizeof(pr));
-		/* its tsecr becomes an RTT sample at the sender: verify */
-		if (!mroce_probe_icrc_ok(&pr)) {
-			st->drop_bad_icrc++;
-			return XDP_DROP;
-		}
-		redirect_ctr = &st->redirect_ctrl;
-		psn = bpf_ntohl(pr.probe.next_psn);
-		a.tsecr = bpf_ntohl(pr.probe.tsval);
-		a.ack_flags = MROCE_ACKF_PROBE;
-	} else {
+	if (!(ext & MROCE_EXT_SEQ) && op != MROCE_OP_PROBE)
 		return to_daemon(ctx, st, &st->redirect_ctrl); /* REROLL */
-	}
-
-	rp = rx_path(a.slot, a.path);
-	if (!rp)
-		return to_daemon(ctx, st, redirect_ctr);
-	if (p->ce) {
-		__sync_fetch_and_add(&rp->ce_pending, 1);
-		__sync_fetch_and_add(&rp->ce_total, 1);
-	}
-	if (!cfg_ack_offload || !(conn->flags & MROCE_CONN_F_ACK_OFFLOAD))
-		return to_daemon(ctx, st, redirect_ctr);
-	if (read_rx_state(rp, &a, a.gen, &valid)) {
-		st->ack_offload_busy++;
-		return to_daemon(ctx, st, redirect_ctr);
-	}
-	/* New data always goes to the daemon: only it can place it, and only
-	 * what it placed may be acknowledged. */
-	if (!valid || (a.ack_flags == MROCE_ACKF_DUP && !is_duplicate(&a, psn)))
-		return to_daemon(ctx, st, redirect_ctr);
-	a.hash = mroce_spray_hash(a.peer_conn_id, a.path | (__u32)a.gen << 8,
-				  psn);
-	a.ack_flags |= MROCE_ACKF_XDP;
-	rc = write_ack(ctx, p, &a, rp);
-	if (rc < 0) {
-		st->ack_offload_busy++;
-		return to_daemon(ctx, st, redirect_ctr);
-	}
-	if (rc == XDP_TX) {
-		if (a.ack_flags & MROCE_ACKF_DUP)
-			st->tx_ack_dup++;
-		else
-			st->tx_ack_probe++;
-	}
-	return rc;
+	rc = ack_trigger(st, c, h, ext, &a, &psn, &redirect_ctr);
+	if (rc >= 0)
+		return rc;
+	return ack_or_daemon(ctx, st, p, conn, &a, psn, redirect_ctr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -736,6 +820,126 @@ static __always_inline int handle_rocev2(struct xdp_md *ctx,
 /* L2-L4                                                               */
 /* ------------------------------------------------------------------ */
 
+/* The UDP header after IP (NULL: truncated) goes to one of our ports:
+ * 1 with *dport set, else 0 (counted: the frame is passed). */
+static __always_inline int udp_is_ours(struct mroce_xdp_counters *st,
+				       const struct udphdr *uh, __u16 *dport)
+{
+	if (!uh) {
+		st->pass_malformed_ip++;
+		return 0;
+	}
+	*dport = bpf_ntohs(uh->dest);
+	if (*dport != cfg_mroce_port && *dport != cfg_rocev2_port) {
+		st->pass_other_port++;
+		return 0;
+	}
+	return 1;
+}
+
+/* IPv4 then UDP at c: fills p's addresses and TOS, *uh and *dport.
+ * -1 when it is ours (UDP to one of our ports, header and lengths
+ * right), else the verdict: XDP_PASS for what is not ours, XDP_DROP for
+ * ours but malformed (each counted). */
+static __always_inline int parse_ipv4(struct mroce_xdp_counters *st,
+				      struct cursor *c, __u32 avail,
+				      struct pkt *p, struct udphdr **uhp,
+				      __u16 *dport)
+{
+	struct iphdr *ih = pull_ipv4(c);
+	__u32 ihl, tot, sum = 0;
+	struct udphdr *uh;
+	int frag;
+
+	if (!ih || ih->version != 4 || ih->ihl < 5) {
+		st->pass_malformed_ip++;
+		return XDP_PASS;
+	}
+	if (ih->protocol != IPPROTO_UDP || (ih->frag_off & bpf_htons(0x1fff))) {
+		/* no UDP header here (or a non-first fragment) */
+		st->pass_not_udp++;
+		return XDP_PASS;
+	}
+	frag = !!(ih->frag_off & bpf_htons(0x2000));
+	ihl = ih->ihl * 4;
+	if (cur_skip_ipv4_opts(c, ihl - 20)) {
+		st->pass_malformed_ip++;
+		return XDP_PASS;
+	}
+	uh = pull_udp(c);
+	if (!udp_is_ours(st, uh, dport))
+		return XDP_PASS;
+	/* Ours from here on: malformed means dropped. */
+	if (frag) {
+		st->drop_ip_frag++;
+		return XDP_DROP;
+	}
+	for (__u32 i = 0; i < 30; i++) {
+		__u16 *w = (void *)ih + i * 2;
+
+		if (i * 2 >= ihl || (void *)(w + 1) > c->end)
+			break;
+		sum += *w;
+	}
+	if (csum_fold(sum)) {
+		st->drop_bad_ip_csum++;
+		return XDP_DROP;
+	}
+	tot = bpf_ntohs(ih->tot_len);
+	if (tot < ihl + sizeof(*uh) || tot > avail) {
+		st->drop_bad_ip_len++;
+		return XDP_DROP;
+	}
+	if (bpf_ntohs(uh->len) != tot - ihl) {
+		st->drop_bad_udp_len++;
+		return XDP_DROP;
+	}
+	p->tos = ih->tos;
+	p->saddr[0] = ih->saddr;
+	p->daddr[0] = ih->daddr;
+	*uhp = uh;
+	return -1;
+}
+
+/* IPv6 then UDP at c, as parse_ipv4(). */
+static __always_inline int parse_ipv6(struct mroce_xdp_counters *st,
+				      struct cursor *c, __u32 avail,
+				      struct pkt *p, struct udphdr **uhp,
+				      __u16 *dport)
+{
+	struct ipv6hdr *ih = pull_ipv6(c);
+	struct udphdr *uh;
+	__u32 plen;
+
+	if (!ih || ih->version != 6) {
+		st->pass_malformed_ip++;
+		return XDP_PASS;
+	}
+	if (ih->nexthdr != IPPROTO_UDP) {
+		/* includes extension headers: not ours by design */
+		st->pass_not_udp++;
+		return XDP_PASS;
+	}
+	uh = pull_udp(c);
+	if (!udp_is_ours(st, uh, dport))
+		return XDP_PASS;
+	plen = bpf_ntohs(ih->payload_len);
+	if (plen < sizeof(*uh) || plen + 40 > avail) {
+		st->drop_bad_ip_len++;
+		return XDP_DROP;
+	}
+	if (bpf_ntohs(uh->len) != plen) {
+		st->drop_bad_udp_len++;
+		return XDP_DROP;
+	}
+	p->ipv6 = 1;
+	p->tos = ih->priority << 4 | ih->flow_lbl[0] >> 4;
+	__builtin_memcpy(p->saddr, &ih->saddr, 16);
+	__builtin_memcpy(p->daddr, &ih->daddr, 16);
+	*uhp = uh;
+	return -1;
+}
+
 SEC("xdp.frags")
 int mroce_xdp(struct xdp_md *ctx)
 {
@@ -745,11 +949,10 @@ int mroce_xdp(struct xdp_md *ctx)
 	struct mroce_xdp_counters *st;
 	struct pkt p = {};
 	struct ethhdr *eth;
-	struct udphdr *uh;
+	struct udphdr *uh = NULL;
 	__u32 zero = 0, avail, l3off;
-	__u16 dport, proto;
-	__u8 l4proto;
-	int frag = 0;
+	__u16 dport = 0, proto;
+	int rc;
 
 	st = bpf_map_lookup_elem(&counters, &zero);
 	if (!st)
@@ -780,104 +983,15 @@ int mroce_xdp(struct xdp_md *ctx)
 	avail = avail > l3off ? avail - l3off : 0;
 
 	if (proto == ETH_P_IP) {
-		struct iphdr *ih = pull_ipv4(&c);
-		__u32 ihl, tot, sum = 0;
-
-		if (!ih || ih->version != 4 || ih->ihl < 5) {
-			st->pass_malformed_ip++;
-			return XDP_PASS;
-		}
-		l4proto = ih->protocol;
-		if (l4proto != IPPROTO_UDP ||
-		    (ih->frag_off & bpf_htons(0x1fff))) {
-			/* no UDP header here (or a non-first fragment) */
-			st->pass_not_udp++;
-			return XDP_PASS;
-		}
-		frag = !!(ih->frag_off & bpf_htons(0x2000));
-		ihl = ih->ihl * 4;
-		if (cur_skip_ipv4_opts(&c, ihl - 20)) {
-			st->pass_malformed_ip++;
-			return XDP_PASS;
-		}
-		uh = pull_udp(&c);
-		if (!uh) {
-			st->pass_malformed_ip++;
-			return XDP_PASS;
-		}
-		dport = bpf_ntohs(uh->dest);
-		if (dport != cfg_mroce_port && dport != cfg_rocev2_port) {
-			st->pass_other_port++;
-			return XDP_PASS;
-		}
-		/* Ours from here on: malformed means dropped. */
-		if (frag) {
-			st->drop_ip_frag++;
-			return XDP_DROP;
-		}
-		for (__u32 i = 0; i < 30; i++) {
-			__u16 *w = (void *)ih + i * 2;
-
-			if (i * 2 >= ihl || (void *)(w + 1) > end)
-				break;
-			sum += *w;
-		}
-		if (csum_fold(sum)) {
-			st->drop_bad_ip_csum++;
-			return XDP_DROP;
-		}
-		tot = bpf_ntohs(ih->tot_len);
-		if (tot < ihl + sizeof(*uh) || tot > avail) {
-			st->drop_bad_ip_len++;
-			return XDP_DROP;
-		}
-		if (bpf_ntohs(uh->len) != tot - ihl) {
-			st->drop_bad_udp_len++;
-			return XDP_DROP;
-		}
-		p.tos = ih->tos;
-		p.saddr[0] = ih->saddr;
-		p.daddr[0] = ih->daddr;
+		rc = parse_ipv4(st, &c, avail, &p, &uh, &dport);
 	} else if (proto == ETH_P_IPV6) {
-		struct ipv6hdr *ih = pull_ipv6(&c);
-		__u32 plen;
-
-		if (!ih || ih->version != 6) {
-			st->pass_malformed_ip++;
-			return XDP_PASS;
-		}
-		if (ih->nexthdr != IPPROTO_UDP) {
-			/* includes extension headers: not ours by design */
-			st->pass_not_udp++;
-			return XDP_PASS;
-		}
-		uh = pull_udp(&c);
-		if (!uh) {
-			st->pass_malformed_ip++;
-			return XDP_PASS;
-		}
-		dport = bpf_ntohs(uh->dest);
-		if (dport != cfg_mroce_port && dport != cfg_rocev2_port) {
-			st->pass_other_port++;
-			return XDP_PASS;
-		}
-		plen = bpf_ntohs(ih->payload_len);
-		if (plen < sizeof(*uh) || plen + 40 > avail) {
-			st->drop_bad_ip_len++;
-			return XDP_DROP;
-		}
-		if (bpf_ntohs(uh->len) != plen) {
-			st->drop_bad_udp_len++;
-			return XDP_DROP;
-		}
-		p.ipv6 = 1;
-		p.tos = ih->priority << 4 | ih->flow_lbl[0] >> 4;
-		__builtin_memcpy(p.saddr, &ih->saddr, 16);
-		__builtin_memcpy(p.daddr, &ih->daddr, 16);
+		rc = parse_ipv6(st, &c, avail, &p, &uh, &dport);
 	} else {
 		st->pass_not_ip++;
 		return XDP_PASS;
 	}
+	if (rc >= 0)
+		return rc;
 
 	p.sport = uh->source;
 	p.l4_len = bpf_ntohs(uh->len) - sizeof(*uh);

@@ -26,7 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mroce/engine.h"
+/* A transmit destination is the engine's peer address (family, address;
+ * include/mroce/engine.h defines it): the backends read it, the I/O layer
+ * needs nothing else of the engine. */
+struct mroce_peer_addr;
 
 enum mroce_io_kind {
 	MROCE_IO_UDP = 1,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Tests of user/xdp/xdp_maps.c (include/mroce/xdp.h): the daemon's side of
- * the shared maps. The BPF-facing behaviour is in test_xdp.c. */
+/* Tests of user/xdp/xdp_maps.c and xdp_state.c (include/mroce/xdp.h): the
+ * userspace side of the shared maps. The BPF-facing behaviour is in
+ * test_xdp.c. */
 #include "../harness.h"
 
 #include <string.h>

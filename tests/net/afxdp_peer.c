@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "mroce/codec.h"
+#include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/io_afxdp.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the endpoint pump (user/io/endpoint.c) over the UDP backend on
- * loopback: two endpoints (127.0.0.1 and 127.0.0.2) each running both
+ * Tests of the endpoint pump (user/endpoint/endpoint.c) over the UDP
+ * backend on loopback: two endpoints (127.0.0.1 and 127.0.0.2) each running both
  * transports on one backend, RDMA WRITEs of both transports between them
  * at the same time (so the pump must dispatch by destination port), the
  * named errors of bad configurations and address strings.
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../user/io/endpoint.h"
+#include "../../user/endpoint/endpoint.h"
 
 #define ACC_ALL                                                                \
 	(MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |                \

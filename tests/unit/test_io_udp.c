@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/wire.h"
 

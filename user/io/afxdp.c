@@ -33,6 +33,9 @@
  * packets are handed out in place, without a copy. The transmit path
  * splits a frame over as many descriptors as it needs.
  *
+ * Destination MACs come from the neighbour cache (afxdp_neigh.c): AF_XDP
+ * bypasses the kernel's neighbour resolution.
+ *
  * Everything is allocated in open(): nothing per packet.
  */
 #include "mroce/io_afxdp.h"
@@ -40,9 +43,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/if_xdp.h>
-#include <linux/neighbour.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +54,7 @@
 
 #include <xdp/xsk.h>
 
+#include "afxdp_neigh.h"
 #include "io_int.h"
 #include "mroce/codec.h"
 
@@ -80,28 +81,6 @@
 /* Cookie of a reassembled packet: bit 63 set, low bits the buffer index.
  * UMEM addresses never reach bit 63. */
 #define AFXDP_COOKIE_RBUF (1ull << 63)
-
-/* Neighbour cache: direct-mapped by address hash. Entries from netlink
- * are re-checked after NEIGH_TTL_NS so that a changed MAC is picked up;
- * a failed lookup is retried after NEIGH_NEG_TTL_NS (not per packet). */
-#define AFXDP_NEIGH_SLOTS 256
-#define NEIGH_TTL_NS 1000000000ull
-#define NEIGH_NEG_TTL_NS 100000000ull
-
-enum neigh_state {
-	NEIGH_EMPTY = 0,
-	NEIGH_OK,     /* from the kernel's neighbour table */
-	NEIGH_NONE,   /* the kernel has no usable entry */
-	NEIGH_LEARNT, /* source MAC of a frame received from the address */
-};
-
-struct afxdp_neigh {
-	uint8_t state; /* enum neigh_state */
-	uint8_t family;
-	uint8_t addr[16];
-	uint8_t mac[6];
-	uint64_t expires; /* CLOCK_MONOTONIC ns */
-};
 
 enum slot_state {
 	SLOT_FREE = 0,
@@ -145,9 +124,7 @@ struct afxdp_io {
 	uint16_t ip_id;
 
 	struct mroce_xdp_maps maps;
-	int nl_fd;
-	uint32_t nl_seq;
-	struct afxdp_neigh neigh[AFXDP_NEIGH_SLOTS];
+	struct afxdp_neigh_cache neigh;
 	struct mroce_io_afxdp_stats xstats;
 };
 
@@ -162,212 +139,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static size_t addr_len(uint8_t family)
-{
-	return family == AF_INET6 ? 16 : 4;
-}
-
-/* ------------------------------------------------------------------ */
-/* Neighbours: route + neighbour lookups over rtnetlink                */
-/* ------------------------------------------------------------------ */
-
-/* Append an attribute to the request at msg (cap bytes in all). */
-static void nl_put_attr(void *msg, size_t cap, uint16_t type, const void *data,
-			size_t len)
-{
-	struct nlmsghdr *nh = msg;
-	struct rtattr *rta =
-		(struct rtattr *)((uint8_t *)msg + NLMSG_ALIGN(nh->nlmsg_len));
-
-	if (NLMSG_ALIGN(nh->nlmsg_len) + RTA_SPACE(len) > cap)
-		return; /* callers size their buffers: cannot happen */
-	rta->rta_type = type;
-	rta->rta_len = (unsigned short)RTA_LENGTH(len);
-	memcpy(RTA_DATA(rta), data, len);
-	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_SPACE(len);
-}
-
-/* Send one request and wait (bounded by SO_RCVTIMEO) for its answer.
- * Returns the reply's length in resp, or a negative errno (the kernel's
- * error for NLMSG_ERROR). */
-static int nl_call(struct afxdp_io *a, struct nlmsghdr *req, void *resp,
-		   size_t cap)
-{
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	uint32_t seq = ++a->nl_seq;
-
-	req->nlmsg_seq = seq;
-	if (sendto(a->nl_fd, req, req->nlmsg_len, 0, (struct sockaddr *)&kernel,
-		   sizeof(kernel)) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = recv(a->nl_fd, resp, cap, 0);
-		struct nlmsghdr *nh = resp;
-
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		/* a stale answer to an earlier, timed-out request: skip it */
-		if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_seq != seq)
-			continue;
-		if (nh->nlmsg_type == NLMSG_ERROR) {
-			struct nlmsgerr *e = NLMSG_DATA(nh);
-
-			return e->error ? e->error : -ENOENT;
-		}
-		return (int)n;
-	}
-}
-
-/* The next hop towards dst through our interface: the route's gateway, or
- * dst itself when it is on-link (or when there is no route to ask). */
-static void route_nexthop(struct afxdp_io *a, uint8_t family,
-			  const uint8_t *dst, uint8_t *nh_out)
-{
-	struct {
-		struct nlmsghdr nh;
-		struct rtmsg rt;
-		uint8_t attrs[64];
-	} req;
-	uint8_t resp[4096] __attribute__((aligned(4)));
-	size_t alen = addr_len(family);
-	struct nlmsghdr *nh = (struct nlmsghdr *)resp;
-	struct rtattr *rta;
-	int n, len;
-
-	memcpy(nh_out, dst, alen);
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
-	req.nh.nlmsg_type = RTM_GETROUTE;
-	req.nh.nlmsg_flags = NLM_F_REQUEST;
-	req.rt.rtm_family = family;
-	req.rt.rtm_dst_len = (uint8_t)(alen * 8);
-	nl_put_attr(&req, sizeof(req), RTA_DST, dst, alen);
-	nl_put_attr(&req, sizeof(req), RTA_OIF, &a->ifindex,
-		    sizeof(a->ifindex));
-	n = nl_call(a, &req.nh, resp, sizeof(resp));
-	if (n < 0 || nh->nlmsg_type != RTM_NEWROUTE)
-		return;
-	len = (int)RTM_PAYLOAD(nh);
-	for (rta = RTM_RTA(NLMSG_DATA(nh)); RTA_OK(rta, len);
-	     rta = RTA_NEXT(rta, len))
-		if (rta->rta_type == RTA_GATEWAY && RTA_PAYLOAD(rta) == alen)
-			memcpy(nh_out, RTA_DATA(rta), alen);
-}
-
-/* The MAC of addr in the kernel's neighbour table on our interface, if
- * the entry is usable. 0 or -ENOENT. */
-static int neigh_get(struct afxdp_io *a, uint8_t family, const uint8_t *addr,
-		     uint8_t mac[6])
-{
-	struct {
-		struct nlmsghdr nh;
-		struct ndmsg nd;
-		uint8_t attrs[32];
-	} req;
-	uint8_t resp[1024] __attribute__((aligned(4)));
-	struct nlmsghdr *nh = (struct nlmsghdr *)resp;
-	struct ndmsg *nd;
-	struct rtattr *rta;
-	int n, len;
-
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
-	req.nh.nlmsg_type = RTM_GETNEIGH;
-	req.nh.nlmsg_flags = NLM_F_REQUEST;
-	req.nd.ndm_family = family;
-	req.nd.ndm_ifindex = a->ifindex;
-	nl_put_attr(&req, sizeof(req), NDA_DST, addr, addr_len(family));
-	n = nl_call(a, &req.nh, resp, sizeof(resp));
-	if (n < 0 || nh->nlmsg_type != RTM_NEWNEIGH)
-		return -ENOENT;
-	nd = NLMSG_DATA(nh);
-	if (!(nd->ndm_state & (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE |
-			       NUD_STALE | NUD_DELAY | NUD_PROBE)))
-		return -ENOENT;
-	len = (int)RTM_PAYLOAD(nh);
-	for (rta = (struct rtattr *)((uint8_t *)nd +
-				     NLMSG_ALIGN(sizeof(struct ndmsg)));
-	     RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
-		if (rta->rta_type == NDA_LLADDR && RTA_PAYLOAD(rta) == 6) {
-			memcpy(mac, RTA_DATA(rta), 6);
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static struct afxdp_neigh *neigh_slot(struct afxdp_io *a, uint8_t family,
-				      const uint8_t *addr)
-{
-	/* FNV-1a over the address: cheap, and good enough to spread the
-	 * handful of peers a host talks to */
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < addr_len(family); i++)
-		h = (h ^ addr[i]) * 16777619u;
-	return &a->neigh[(h ^ (h >> 16)) % AFXDP_NEIGH_SLOTS];
-}
-
-static bool neigh_is(const struct afxdp_neigh *n, uint8_t family,
-		     const uint8_t *addr)
-{
-	return n->state != NEIGH_EMPTY && n->family == family &&
-	       !memcmp(n->addr, addr, addr_len(family));
-}
-
-/* Destination MAC for dst. 0 or -EHOSTUNREACH. */
-static int neigh_resolve(struct afxdp_io *a, uint8_t family, const uint8_t *dst,
-			 uint64_t now, uint8_t mac[6])
-{
-	struct afxdp_neigh *n = neigh_slot(a, family, dst);
-	uint8_t nexthop[16];
-	bool hit = neigh_is(n, family, dst);
-
-	if (hit && now < n->expires) {
-		if (n->state == NEIGH_NONE)
-			return -EHOSTUNREACH;
-		memcpy(mac, n->mac, 6);
-		return 0;
-	}
-	route_nexthop(a, family, dst, nexthop);
-	if (!neigh_get(a, family, nexthop, mac)) {
-		n->state = NEIGH_OK;
-		n->expires = now + NEIGH_TTL_NS;
-	} else if (hit && n->state == NEIGH_LEARNT) {
-		/* the kernel does not know the peer but it talked to us:
-		 * keep answering through the router/port it came from */
-		n->expires = now + NEIGH_TTL_NS;
-		memcpy(mac, n->mac, 6);
-		return 0;
-	} else {
-		n->state = NEIGH_NONE;
-		n->expires = now + NEIGH_NEG_TTL_NS;
-	}
-	n->family = family;
-	memcpy(n->addr, dst, addr_len(family));
-	if (n->state == NEIGH_NONE)
-		return -EHOSTUNREACH;
-	memcpy(n->mac, mac, 6);
-	return 0;
-}
-
-/* A frame from src arrived with this source MAC: remember it for peers
- * the kernel has no neighbour entry for (AF_XDP traffic never creates
- * one). Never overrides what the kernel said. */
-static void neigh_learn(struct afxdp_io *a, uint8_t family, const uint8_t *src,
-			const uint8_t mac[6])
-{
-	struct afxdp_neigh *n = neigh_slot(a, family, src);
-
-	if (neigh_is(n, family, src) && n->state != NEIGH_NONE)
-		return;
-	n->state = NEIGH_LEARNT;
-	n->family = family;
-	memcpy(n->addr, src, addr_len(family));
-	memcpy(n->mac, mac, 6);
-	/* expired on purpose: the next transmit asks the kernel first */
-	n->expires = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -510,7 +281,7 @@ static bool rx_accept(struct afxdp_io *a, const uint8_t *frame, uint32_t len,
 	out->ce = (f.l3.tos & 3) == 3;
 	io->stats.rx_pkts++;
 	io->stats.rx_bytes += f.l4_len;
-	neigh_learn(a, out->family, out->src, f.smac);
+	afxdp_neigh_learn(&a->neigh, out->family, out->src, f.smac);
 	return true;
 }
 
@@ -668,7 +439,8 @@ static bool tx_spec(struct afxdp_io *a, const struct mroce_io_tx *p,
 		io->stats.tx_errors++;
 		return false;
 	}
-	if (neigh_resolve(a, spec->l3.family, spec->l3.dst, now, spec->dmac)) {
+	if (afxdp_neigh_resolve(&a->neigh, spec->l3.family, spec->l3.dst, now,
+				spec->dmac)) {
 		a->xstats.tx_no_neigh++;
 		io->stats.tx_errors++;
 		return false;
@@ -915,8 +687,7 @@ static void afxdp_close(struct mroce_io *io)
 		munmap(a->area, a->area_len);
 	if (a->rbuf)
 		munmap(a->rbuf, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME);
-	if (a->nl_fd >= 0)
-		close(a->nl_fd);
+	afxdp_neigh_close(&a->neigh);
 	free(a->tx_free);
 	free(a->slot_free);
 	free(a->slot_state);
@@ -954,21 +725,6 @@ static int if_mac(const char *ifname, uint8_t mac[6])
 		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	close(fd);
 	return err;
-}
-
-static int open_netlink(struct afxdp_io *a)
-{
-	struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
-	struct sockaddr_nl local = {.nl_family = AF_NETLINK};
-
-	a->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (a->nl_fd < 0)
-		return -errno;
-	/* a lookup may wait at most this long (transmit path) */
-	if (setsockopt(a->nl_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    bind(a->nl_fd, (struct sockaddr *)&local, sizeof(local)))
-		return -errno;
-	return 0;
 }
 
 static int open_xsk(struct afxdp_io *a)
@@ -1047,6 +803,31 @@ static void size_slots(struct afxdp_io *a)
 		a->comp_size *= 2;
 }
 
+/* The backend's own memory beside the UMEM: transmit frame stack, slot
+ * tables, the scratch frame and the reassembly pool. 0 or -ENOMEM
+ * (afxdp_close() frees what was allocated). */
+static int alloc_bufs(struct afxdp_io *a)
+{
+	a->tx_free = calloc(a->ring_size, sizeof(*a->tx_free));
+	a->slot_free = calloc(a->nslots + 1, sizeof(*a->slot_free));
+	a->slot_state = calloc(a->nslots + 1, 1);
+	a->slot_refs = calloc(a->nslots + 1, 1);
+	a->scratch = malloc(AFXDP_MAX_FRAME);
+	if (!a->tx_free || !a->slot_free || !a->slot_state || !a->slot_refs ||
+	    !a->scratch)
+		return -ENOMEM;
+	a->rbuf = mmap(NULL, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME,
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	if (a->rbuf == MAP_FAILED) {
+		a->rbuf = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < AFXDP_RBUFS; i++)
+		a->rbuf_free[a->rbuf_nfree++] = AFXDP_RBUFS - 1 - i;
+	return 0;
+}
+
 static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 {
 	struct afxdp_io *a;
@@ -1060,7 +841,7 @@ static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->nl_fd = -1;
+	a->neigh.nl_fd = -1;
 	a->io.ops = &mroce_io_afxdp_ops;
 	a->io.cfg = *cfg;
 	strcpy(a->ifname, cfg->ifname);
@@ -1087,26 +868,11 @@ static int afxdp_open(const struct mroce_io_cfg *cfg, struct mroce_io **out)
 	err = if_mac(a->ifname, a->mac);
 	if (err)
 		goto fail;
-	err = -ENOMEM;
 	size_slots(a);
-	a->tx_free = calloc(a->ring_size, sizeof(*a->tx_free));
-	a->slot_free = calloc(a->nslots + 1, sizeof(*a->slot_free));
-	a->slot_state = calloc(a->nslots + 1, 1);
-	a->slot_refs = calloc(a->nslots + 1, 1);
-	a->scratch = malloc(AFXDP_MAX_FRAME);
-	if (!a->tx_free || !a->slot_free || !a->slot_state || !a->slot_refs ||
-	    !a->scratch)
+	err = alloc_bufs(a);
+	if (err)
 		goto fail;
-	a->rbuf = mmap(NULL, (size_t)AFXDP_RBUFS * AFXDP_MAX_FRAME,
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (a->rbuf == MAP_FAILED) {
-		a->rbuf = NULL;
-		goto fail;
-	}
-	for (uint32_t i = 0; i < AFXDP_RBUFS; i++)
-		a->rbuf_free[a->rbuf_nfree++] = AFXDP_RBUFS - 1 - i;
-	err = open_netlink(a);
+	err = afxdp_neigh_open(&a->neigh, a->ifindex);
 	if (err)
 		goto fail;
 	err = mroce_xdp_maps_open(a->ifname, &a->maps);

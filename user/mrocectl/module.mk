@@ -1,12 +1,11 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# mrocectl: attach/detach the XDP fast path, status, counters, bench.
-# user/xdp/xdp_maps.c (include/mroce/xdp.h) goes into libmroce: the daemon
-# opens the same pinned maps with it. The loader needs the skeleton and
-# libxdp, so it stays in the tool.
-LIB_SRCS += user/xdp/xdp_maps.c
+# mrocectl: attach/detach the XDP fast path, status, counters, bench. The
+# loader and the map access it shares with mroced are the internal
+# library libmroce-xdp.a (user/xdp/module.mk).
 TOOLS += mrocectl
-mrocectl_SRCS := user/mrocectl/mrocectl.c user/mrocectl/loader.c \
-	user/mrocectl/bench.c user/mrocectl/daemon_cmd.c
+mrocectl_SRCS := user/mrocectl/mrocectl.c user/mrocectl/bench.c \
+	user/mrocectl/daemon_cmd.c
+mrocectl_ILIBS := xdp
 mrocectl_LDLIBS :=
 mrocectl_ILIBS := tool
 

@@ -22,7 +22,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include "loader.h"
+#include "../xdp/loader.h"
 #include "mrocectl.h"
 #include "mroce/xdp.h"
 #include "../common/ipc.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* mrocectl's loader (see loader.h). */
+/* The XDP program's loader for mrocectl and mroced (see loader.h). */
 #include "loader.h"
 
 #include <dirent.h>
@@ -210,11 +210,28 @@ static void set_rodata(struct mroce_xdp *skel, const struct ctl_attach_opts *o)
 		skel->rodata->cfg_rocev2_port = o->rocev2_port;
 }
 
+/* Load once on its own, so a verifier refusal is told apart from an
+ * attach refusal (libxdp reports both as -EINVAL). */
+static int trial_load(const struct ctl_attach_opts *o)
+{
+	struct mroce_xdp *trial = mroce_xdp__open();
+	int err;
+
+	if (!trial)
+		return -MROCE_XDP_E_LOAD;
+	set_rodata(trial, o);
+	err = mroce_xdp__load(trial);
+	mroce_xdp__destroy(trial);
+	if (err)
+		return err == -EPERM ? -MROCE_XDP_E_NO_PRIV : -MROCE_XDP_E_LOAD;
+	return 0;
+}
+
 int ctl_attach(const char *ifname, const struct ctl_attach_opts *o,
 	       struct ctl_iface_info *info)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, xopts);
-	struct mroce_xdp *skel, *trial;
+	struct mroce_xdp *skel;
 	struct xdp_program *prog;
 	int err;
 
@@ -236,16 +253,9 @@ int ctl_attach(const char *ifname, const struct ctl_attach_opts *o,
 	if (info->attached || info->pinned)
 		return -MROCE_XDP_E_ALREADY_ATTACHED;
 
-	/* Load once on its own, so a verifier refusal is told apart from
-	 * an attach refusal (libxdp reports both as -EINVAL). */
-	trial = mroce_xdp__open();
-	if (!trial)
-		return -MROCE_XDP_E_LOAD;
-	set_rodata(trial, o);
-	err = mroce_xdp__load(trial);
-	mroce_xdp__destroy(trial);
+	err = trial_load(o);
 	if (err)
-		return err == -EPERM ? -MROCE_XDP_E_NO_PRIV : -MROCE_XDP_E_LOAD;
+		return err;
 
 	skel = mroce_xdp__open();
 	if (!skel)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * mrocectl's loader: attach/detach the XDP program with libxdp, pin and
- * unpin its maps, describe what is attached. Returns 0 or a negative
- * enum mroce_xdp_err (include/mroce/xdp.h); never prints.
+ * Internal: the XDP program's loader, shared by mrocectl (attach, detach,
+ * status) and mroced (--attach): attach/detach bpf/mroce_xdp.bpf.c with
+ * libxdp, pin and unpin its maps, describe what is attached. Part of the
+ * internal library libmroce-xdp.a (user/xdp/module.mk). Returns 0 or a
+ * negative enum mroce_xdp_err (include/mroce/xdp.h); never prints.
  */
-#ifndef MROCECTL_LOADER_H
-#define MROCECTL_LOADER_H
+#ifndef MROCE_XDP_LOADER_H
+#define MROCE_XDP_LOADER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,4 +58,4 @@ int ctl_list_pinned(char names[][32], int max);
 /* Program name on the interface. */
 #define CTL_PROG_NAME "mroce_xdp"
 
-#endif /* MROCECTL_LOADER_H */
+#endif /* MROCE_XDP_LOADER_H */

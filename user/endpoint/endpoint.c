@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The endpoint pump (user/io/endpoint.h): one I/O backend feeding up to
+ * The endpoint pump (user/endpoint/endpoint.h): one I/O backend feeding up to
  * two engines (MetaRoCE on one UDP port, RoCEv2 on the other), shared by
  * libmroce's embedded mode and the mroced daemon.
  *
@@ -17,7 +17,6 @@
  * sockets is the endpoint's fd. The XDP maps are per interface, so the
  * `conns` entries go through the first backend only.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +25,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +32,7 @@
 #include "mroce/abi.h"
 #include "mroce/io_afxdp.h"
 #include "mroce/wire.h"
+#include "../common/util.h"
 #include "endpoint.h"
 
 /*
@@ -107,24 +106,6 @@ uint64_t mroce_ep_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int fill_random(void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = getrandom(p, len, 0);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
 /* AF_XDP frames are never fragmented: the payload per packet must fit the
  * interface MTU with IPv6 + UDP + the largest transport header and ICRC.
  * RoCE-style, the largest power of two that fits with room to spare
@@ -193,9 +174,9 @@ static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
 			ec.secret[i] = (uint8_t)(ec.seed >> (8 * (i & 7))) ^
 				       (uint8_t)i;
 	} else {
-		err = fill_random(&ec.seed, sizeof(ec.seed));
+		err = mroce_random_bytes(&ec.seed, sizeof(ec.seed));
 		if (!err)
-			err = fill_random(ec.secret, sizeof(ec.secret));
+			err = mroce_random_bytes(ec.secret, sizeof(ec.secret));
 		if (err < 0)
 			return err;
 	}
@@ -213,22 +194,6 @@ static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
 		ep->mr_nslots = ec.max_conns;
 	}
 	return 0;
-}
-
-static int parse_addr(const char *s, uint8_t *family, uint8_t addr[16])
-{
-	memset(addr, 0, 16);
-	if (!s)
-		return -EINVAL;
-	if (inet_pton(AF_INET, s, addr) == 1) {
-		*family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, addr) == 1) {
-		*family = AF_INET6;
-		return 0;
-	}
-	return -EINVAL;
 }
 
 /* Receive queues of ifname: the rx-N entries of its sysfs queues
@@ -302,16 +267,10 @@ static int ep_open_ios(struct mroce_ep *ep, struct mroce_io_cfg *ic,
 	return 0;
 }
 
-int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
+/* The engines, the backend kind and the address family asked for are
+ * ones the endpoint can run. */
+static int cfg_check(const struct mroce_ep_cfg *cfg)
 {
-	struct mroce_io_cfg ic;
-	struct mroce_ep *ep;
-	uint16_t mtu = 0;
-	int err;
-
-	if (!cfg || !out)
-		return -EINVAL;
-	*out = NULL;
 	if ((cfg->eng[0].transport &&
 	     cfg->eng[0].transport != MROCE_TRANSPORT_METAROCE) ||
 	    (cfg->eng[1].transport &&
@@ -326,6 +285,45 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	    (!cfg->io.ifname || !mroce_io_afxdp_conn_add ||
 	     !mroce_io_afxdp_conn_del))
 		return cfg->io.ifname ? -ENOTSUP : -EINVAL;
+	return 0;
+}
+
+/* Each engine's transmit scratch, once the backend is open. */
+static int tx_bufs_alloc(struct mroce_ep *ep)
+{
+	ep->txcap = MROCE_MAX_PAYLOAD + 256;
+	if (ep->nios == 1) {
+		uint32_t zcap;
+
+		/* The engine gets one capacity for every buffer: the
+		 * smaller of the zero-copy buffers' and the scratch's. */
+		ep->zc = mroce_io_tx_bufs(ep->io, NULL, 0, &zcap) == 0;
+		if (ep->zc && zcap < ep->txcap)
+			ep->txcap = zcap;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!ep->eng[i].e)
+			continue;
+		ep->eng[i].txbuf = malloc(EP_TX_BATCH * ep->txcap);
+		if (!ep->eng[i].txbuf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
+{
+	struct mroce_io_cfg ic;
+	struct mroce_ep *ep;
+	uint16_t mtu = 0;
+	int err;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	*out = NULL;
+	err = cfg_check(cfg);
+	if (err < 0)
+		return err;
 	ic = cfg->io;
 	if (!ic.mroce_port)
 		ic.mroce_port = MROCE_UDP_PORT;
@@ -369,25 +367,9 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	if (err < 0)
 		goto fail;
 
-	ep->txcap = MROCE_MAX_PAYLOAD + 256;
-	if (ep->nios == 1) {
-		uint32_t zcap;
-
-		/* The engine gets one capacity for every buffer: the
-		 * smaller of the zero-copy buffers' and the scratch's. */
-		ep->zc = mroce_io_tx_bufs(ep->io, NULL, 0, &zcap) == 0;
-		if (ep->zc && zcap < ep->txcap)
-			ep->txcap = zcap;
-	}
-	for (int i = 0; i < 2; i++) {
-		if (!ep->eng[i].e)
-			continue;
-		ep->eng[i].txbuf = malloc(EP_TX_BATCH * ep->txcap);
-		if (!ep->eng[i].txbuf) {
-			err = -ENOMEM;
-			goto fail;
-		}
-	}
+	err = tx_bufs_alloc(ep);
+	if (err < 0)
+		goto fail;
 	*out = ep;
 	return 0;
 fail:
@@ -543,7 +525,7 @@ int mroce_ep_peer_by_name(struct mroce_ep *ep, enum mroce_transport t,
 
 	if (!ep)
 		return -EINVAL;
-	err = parse_addr(s, &family, addr);
+	err = mroce_parse_addr(s, &family, addr);
 	if (err < 0)
 		return err;
 	g = eng_of(ep, t);
