@@ -62,7 +62,7 @@ struct mroce_engine_cfg {
 				 * rate). 0: hardware-like endpoints (1 us).
 				 * Software endpoints (kernel UDP, AF_XDP)
 				 * set it: libmroce and mroced use
-				 * MROCE_EP_SW_JITTER_US (user/io/endpoint.h);
+				 * MROCE_EP_SW_JITTER_US (user/endpoint/endpoint.h);
 				 * see docs/engine.md */
 };
 

@@ -26,7 +26,7 @@
 #include "mroce/wire.h"
 #include "../common/devstats.h"
 #include "../common/util.h"
-#include "../io/endpoint.h"
+#include "../endpoint/endpoint.h"
 #include "lib_int.h"
 
 #define EMB_CQ_STASH 32

@@ -5,9 +5,8 @@
 TOOLS += mrocectl
 mrocectl_SRCS := user/mrocectl/mrocectl.c user/mrocectl/bench.c \
 	user/mrocectl/daemon_cmd.c
-mrocectl_ILIBS := xdp
+mrocectl_ILIBS := xdp tool
 mrocectl_LDLIBS :=
-mrocectl_ILIBS := tool
 
 # Test helper: sends raw frames (valid, malformed, ARP) from an in-memory
 # list through an AF_PACKET socket, for tests/net/xdp_ns.sh.
