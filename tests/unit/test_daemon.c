@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Tests of the mroced daemon and libmroce's daemon mode (user/mroced,
- * user/lib/daemon.c, protocol user/common/ipc.h), with real daemons: each
+ * user/lib/daemon.c, protocol user/ipc/ipc.h), with real daemons: each
  * test starts two mroced processes (UDP backend on 127.a.b.1 and
  * 127.a.b.2, a, b from the pid so parallel runs never share ports) and
  * talks to them through the public API, or through raw control messages
@@ -28,7 +28,7 @@
 
 #include <json-c/json.h>
 
-#include "../../user/common/ipc.h"
+#include "../../user/ipc/ipc.h"
 #include "../../user/lib/dclient.h"
 #include "../harness.h"
 #include "lib_fixture.h"

@@ -2,8 +2,8 @@
 # user/common: internal helpers. util.c (random bytes, addresses, number
 # parsing, --version) is part of libmroce; json.c (the tools' JSON output
 # through json-c) is the internal "tool" library that only tools link.
-# Internal headers: ipc.h (daemon protocol), rng.h (the one PRNG),
-# devstats.h (struct mrv_dev_stats from engine and I/O counters).
+# Internal header: rng.h (the one PRNG). The daemon protocol (ipc.h) and
+# the device counters mapping (devstats.h) live in user/ipc/.
 LIB_SRCS += user/common/util.c
 ILIBS += tool
 tool_ILIB_SRCS := user/common/json.c

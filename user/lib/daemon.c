@@ -2,7 +2,7 @@
 /*
  * libmroce, daemon mode: the verbs of include/mroce/mroce.h served by the
  * mroced daemon (user/mroced/mroced.c) through the protocol of
- * user/common/ipc.h.
+ * user/ipc/ipc.h.
  *
  * Control calls (create, modify, query, destroy) are synchronous requests
  * over the device's SOCK_SEQPACKET socket. Work requests go into the

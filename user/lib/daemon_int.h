@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ipc.h"
+#include "../ipc/ipc.h"
 #include "dclient.h"
 #include "lib_int.h"
 

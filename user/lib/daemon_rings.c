@@ -3,7 +3,7 @@
  * libmroce, daemon mode: the data path (see daemon.c's top for the whole
  * mode). Work requests go into the shared submission ring and completions
  * come out of one shared ring per CQ, with the doorbell protocol of
- * user/common/ipc.h: no system call per request while the daemon is
+ * user/ipc/ipc.h: no system call per request while the daemon is
  * awake. Every posted request is recorded per QP until its completion
  * (queue limits, bounce copy back, the flush when the daemon dies).
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * The one client of mroced's control protocol (see dclient.h and
- * user/common/ipc.h): libmroce's daemon mode and `mrocectl daemon` both
+ * user/ipc/ipc.h): libmroce's daemon mode and `mrocectl daemon` both
  * talk to the daemon through it, so that a request is framed, timed out
  * and checked the same way everywhere.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Internal: the one client of mroced's control protocol
- * (user/common/ipc.h), used by libmroce's daemon mode (daemon.c) and by
+ * (user/ipc/ipc.h), used by libmroce's daemon mode (daemon.c) and by
  * `mrocectl daemon`. It owns the SOCK_SEQPACKET socket: connect with a
  * reply timeout, HELLO with the shared-memory geometry checked, and one
  * request/reply exchange with descriptors passed both ways.
@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/ipc.h"
+#include "../ipc/ipc.h"
 
 struct mrd_client {
 	int sock; /* -1 when not connected */

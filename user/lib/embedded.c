@@ -24,7 +24,7 @@
 #include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/wire.h"
-#include "../common/devstats.h"
+#include "../ipc/devstats.h"
 #include "../common/util.h"
 #include "../endpoint/endpoint.h"
 #include "lib_int.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * mrocectl daemon: ask a running mroced (its control socket,
- * user/common/ipc.h) for its applications, objects and counters. It talks
+ * user/ipc/ipc.h) for its applications, objects and counters. It talks
  * through libmroce's protocol client (user/lib/dclient.h), the same one
  * the library's daemon mode uses, and prints JSON through json-c
  * (user/common/json.h).
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/ipc.h"
+#include "../ipc/ipc.h"
 #include "../common/json.h"
 #include "../lib/dclient.h"
 #include "mroce/engine.h"

@@ -25,7 +25,7 @@
 #include "../xdp/loader.h"
 #include "mrocectl.h"
 #include "mroce/xdp.h"
-#include "../common/ipc.h"
+#include "../ipc/ipc.h"
 
 static bool verbose;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * mroced's control socket (SOCK_SEQPACKET, one message per request and
- * per reply; layouts in user/common/ipc.h): accept a session, read its
+ * per reply; layouts in user/ipc/ipc.h): accept a session, read its
  * requests, check size and version, dispatch by opcode, reply (with
  * descriptors after HELLO). Every malformed request gets a named error
  * and is counted (mrocectl daemon shows the counters); a session whose

@@ -3,7 +3,7 @@
  * mroced - the mroce daemon: one endpoint (packet I/O backend + a MetaRoCE
  * engine + a RoCEv2 engine, user/endpoint/endpoint.h) shared by many
  * applications. Applications reach it through libmroce's daemon mode
- * (user/lib/daemon.c); the protocol is in user/common/ipc.h. mroced.h
+ * (user/lib/daemon.c); the protocol is in user/ipc/ipc.h. mroced.h
  * says which file holds what.
  *
  * This file: the options, the start-up (attach, endpoint, signals, control

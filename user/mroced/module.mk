@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # mroced: the daemon that serves libmroce's daemon mode (one endpoint with
 # both transports, control over a UNIX socket, data over shared rings; the
-# protocol is user/common/ipc.h). --attach uses the XDP loader of the
+# protocol is user/ipc/ipc.h). --attach uses the XDP loader of the
 # internal library libmroce-xdp.a, as mrocectl does.
 MROCED_SRCS := $(addprefix user/mroced/,main.c ctl.c session.c rings.c \
 	loop.c status.c)

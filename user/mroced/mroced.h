@@ -12,7 +12,7 @@
  *   status.c   STATUS, APP_INFO and QUERY_STATS answers, the exit log
  *
  * Every session object lives in the daemon's memory; the shared region
- * holds only the rings, which the daemon never trusts (user/common/ipc.h).
+ * holds only the rings, which the daemon never trusts (user/ipc/ipc.h).
  * One thread: nothing here locks. This is a tool: it logs to stderr
  * (nothing per packet).
  */
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/ipc.h"
+#include "../ipc/ipc.h"
 #include "../endpoint/endpoint.h"
 
 /* ------------------------------------------------------------------ */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * mroced's data path between the shared rings and the engine (ring
- * layout, ownership and ordering: user/common/ipc.h).
+ * layout, ownership and ordering: user/ipc/ipc.h).
  *
  * Submissions: the application produces work requests into its session's
  * submission ring; drain_sq() hands them to the engine in order. What the

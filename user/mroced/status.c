@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/devstats.h"
+#include "../ipc/devstats.h"
 #include "mroced.h"
 
 /* STATUS copies the counter structs into its arrays whole. */
