@@ -13,7 +13,7 @@ START_TEST(mroce_err_name__every_error_named_both_signs)
 	ck_assert_str_eq(mroce_err_name(MROCE_E_BAD_ICRC), "BAD_ICRC");
 	ck_assert_str_eq(mroce_err_name(-MROCE_E_TRUNC_ETH), "TRUNC_ETH");
 	ck_assert_str_eq(mroce_err_name(-MROCE_E_INVAL), "INVAL");
-	for (int e = 1; e < MROCE_E__COUNT; e++) {
+	for (int e = MROCE_E_BASE; e < MROCE_E__COUNT; e++) {
 		ck_assert_str_ne(mroce_err_name(-e), "UNKNOWN");
 		ck_assert_str_eq(mroce_err_name(-e), mroce_err_name(e));
 		ck_assert_str_ne(mroce_err_text(-e), "unknown error");
@@ -31,6 +31,23 @@ START_TEST(mroce_err_name__out_of_range_is_unknown)
 	ck_assert_str_eq(mroce_err_text(INT_MIN), "unknown error");
 	ck_assert_str_eq(mroce_err_text(0), "success");
 	ck_assert_str_eq(mroce_err_text(-MROCE_E_BAD_ICRC), "ICRC mismatch");
+}
+END_TEST
+
+START_TEST(mroce_err_name__errno_range_is_not_a_codec_error)
+{
+	/* -errno and -MROCE_E_* share mroce_engine_rx()'s return value:
+	 * no errno (1..4095) may name a codec error. */
+	for (int e = 1; e < MROCE_E_BASE; e++) {
+		ck_assert(!mroce_is_codec_err(-e));
+		ck_assert_str_eq(mroce_err_name(-e), "UNKNOWN");
+	}
+	ck_assert(mroce_is_codec_err(-MROCE_E_BAD_ICRC));
+	ck_assert(mroce_is_codec_err(MROCE_E_INVAL));
+	ck_assert(!mroce_is_codec_err(0));
+	ck_assert(!mroce_is_codec_err(-MROCE_E__COUNT));
+	ck_assert(!mroce_is_codec_err(INT_MIN));
+	ck_assert_int_ge(MROCE_E_TRUNC_ETH, 4096);
 }
 END_TEST
 
@@ -118,6 +135,7 @@ Suite *codec_suite(void)
 
 	tcase_add_test(tc, mroce_err_name__every_error_named_both_signs);
 	tcase_add_test(tc, mroce_err_name__out_of_range_is_unknown);
+	tcase_add_test(tc, mroce_err_name__errno_range_is_not_a_codec_error);
 	tcase_add_test(tc,
 		       mroce_meta_opdesc__agrees_with_wire_h_for_every_opcode);
 	tcase_add_test(tc, mroce_rv2_opdesc__rc_subset_and_cnp);

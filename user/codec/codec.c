@@ -8,29 +8,31 @@
  */
 #include "mroce/codec.h"
 
-static const char *const err_names[MROCE_E__COUNT] = {
-	[MROCE_OK] = "OK",
-#define MROCE_X_ERR(name, text) [MROCE_E_##name] = #name,
+/* Indexed by err - MROCE_E__BEFORE: slot 0 is MROCE_OK. */
+static const char *const err_names[MROCE_E_NUM + 1] = {
+	[0] = "OK",
+#define MROCE_X_ERR(name, text) [MROCE_E_##name - MROCE_E__BEFORE] = #name,
 	MROCE_ERRORS(MROCE_X_ERR)
 #undef MROCE_X_ERR
 };
 
-static const char *const err_texts[MROCE_E__COUNT] = {
-	[MROCE_OK] = "success",
-#define MROCE_X_ERR(name, text) [MROCE_E_##name] = text,
+static const char *const err_texts[MROCE_E_NUM + 1] = {
+	[0] = "success",
+#define MROCE_X_ERR(name, text) [MROCE_E_##name - MROCE_E__BEFORE] = text,
 	MROCE_ERRORS(MROCE_X_ERR)
 #undef MROCE_X_ERR
 };
 
+/* Slot of err in the tables above, or -1 (errno values, unknown codes). */
 static int err_index(int err)
 {
-	/* both signs are accepted; -INT_MIN would overflow, so compare
-	 * against the range instead of negating first */
-	if (err < 0 && err > -MROCE_E__COUNT)
-		return -err;
-	if (err >= 0 && err < MROCE_E__COUNT)
-		return err;
-	return -1;
+	if (err == MROCE_OK)
+		return 0;
+	if (!mroce_is_codec_err(err))
+		return -1;
+	/* both signs are accepted; the range check above keeps -err from
+	 * overflowing (INT_MIN is not a codec error) */
+	return (err < 0 ? -err : err) - MROCE_E__BEFORE;
 }
 
 const char *mroce_err_name(int err)
