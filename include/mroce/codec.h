@@ -89,6 +89,18 @@ enum mroce_proto {
 	MROCE_PROTO_ROCEV2 = 2,
 };
 
+/* Where a packet sits in its message (IBTA's FIRST/MIDDLE/LAST/ONLY), as
+ * two bits: a packet that starts a message has MROCE_POS_FIRST, one that
+ * ends it MROCE_POS_LAST. Opcodes that are no part of a multi-packet
+ * message (READ_REQ, ACK, CNP, and every MetaRoCE opcode: its packets
+ * carry their own offset) are ONLY. */
+enum mroce_pkt_pos {
+	MROCE_POS_MIDDLE = 0,
+	MROCE_POS_FIRST = 1,
+	MROCE_POS_LAST = 2,
+	MROCE_POS_ONLY = MROCE_POS_FIRST | MROCE_POS_LAST,
+};
+
 struct mroce_opdesc {
 	const char *name;	/* "SEND", "WRITE_ONLY_IMM", ... */
 	uint8_t proto;		/* enum mroce_proto */
@@ -96,6 +108,7 @@ struct mroce_opdesc {
 	uint16_t ext;		/* MROCE_EXT_* or ROCEV2_EXT_* */
 	uint16_t hdr_len;	/* base + extension headers, bytes */
 	bool payload;		/* may carry payload */
+	uint8_t pos;		/* enum mroce_pkt_pos */
 };
 
 /* NULL for an unknown opcode. */

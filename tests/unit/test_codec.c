@@ -127,6 +127,38 @@ START_TEST(mroce_rv2_opdesc__rc_subset_and_cnp)
 }
 END_TEST
 
+/* The position column agrees with the opcode's name: _FIRST, _MIDDLE,
+ * _LAST (also _LAST_IMM); everything else is a message of one packet. */
+START_TEST(mroce_rv2_opdesc__position_matches_the_name)
+{
+	int n = 0;
+
+	for (int op = 0; op < 256; op++) {
+		const struct mroce_opdesc *d = mroce_rv2_opdesc((uint8_t)op);
+		uint8_t want = MROCE_POS_ONLY;
+
+		if (!d)
+			continue;
+		n++;
+		if (strstr(d->name, "_FIRST"))
+			want = MROCE_POS_FIRST;
+		else if (strstr(d->name, "_MIDDLE"))
+			want = MROCE_POS_MIDDLE;
+		else if (strstr(d->name, "_LAST"))
+			want = MROCE_POS_LAST;
+		ck_assert_msg(d->pos == want, "%s: pos %u, want %u", d->name,
+			      d->pos, want);
+	}
+	ck_assert_int_eq(n, 19);
+	for (int op = 0; op < 256; op++) {
+		const struct mroce_opdesc *d = mroce_meta_opdesc((uint8_t)op);
+
+		if (d)
+			ck_assert_int_eq(d->pos, MROCE_POS_ONLY);
+	}
+}
+END_TEST
+
 MROCE_SUITE(codec_suite)
 Suite *codec_suite(void)
 {
@@ -139,6 +171,7 @@ Suite *codec_suite(void)
 	tcase_add_test(tc,
 		       mroce_meta_opdesc__agrees_with_wire_h_for_every_opcode);
 	tcase_add_test(tc, mroce_rv2_opdesc__rc_subset_and_cnp);
+	tcase_add_test(tc, mroce_rv2_opdesc__position_matches_the_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

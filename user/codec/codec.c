@@ -76,16 +76,43 @@ static const struct mroce_opdesc mr_ops[256] = {
 #define MR_X_DESC(nm, code, ext_, pl)                                          \
 	[code] = { .name = #nm, .proto = MROCE_PROTO_METAROCE,                 \
 		   .opcode = code, .ext = (ext_),                              \
-		   .hdr_len = MR_EXT_LEN(ext_), .payload = (pl) },
+		   .hdr_len = MR_EXT_LEN(ext_), .payload = (pl),               \
+		   .pos = MROCE_POS_ONLY },
 	MROCE_MR_OPS(MR_X_DESC)
 #undef MR_X_DESC
+};
+
+/* Position of each RoCEv2 opcode in its message, named after the opcode
+ * so that an opcode added to ROCEV2_OPS without its line here does not
+ * compile. Tests check every entry against the opcode's name. */
+enum {
+	RV2_POS_SEND_FIRST = MROCE_POS_FIRST,
+	RV2_POS_SEND_MIDDLE = MROCE_POS_MIDDLE,
+	RV2_POS_SEND_LAST = MROCE_POS_LAST,
+	RV2_POS_SEND_LAST_IMM = MROCE_POS_LAST,
+	RV2_POS_SEND_ONLY = MROCE_POS_ONLY,
+	RV2_POS_SEND_ONLY_IMM = MROCE_POS_ONLY,
+	RV2_POS_WRITE_FIRST = MROCE_POS_FIRST,
+	RV2_POS_WRITE_MIDDLE = MROCE_POS_MIDDLE,
+	RV2_POS_WRITE_LAST = MROCE_POS_LAST,
+	RV2_POS_WRITE_LAST_IMM = MROCE_POS_LAST,
+	RV2_POS_WRITE_ONLY = MROCE_POS_ONLY,
+	RV2_POS_WRITE_ONLY_IMM = MROCE_POS_ONLY,
+	RV2_POS_READ_REQ = MROCE_POS_ONLY,
+	RV2_POS_READ_RESP_FIRST = MROCE_POS_FIRST,
+	RV2_POS_READ_RESP_MIDDLE = MROCE_POS_MIDDLE,
+	RV2_POS_READ_RESP_LAST = MROCE_POS_LAST,
+	RV2_POS_READ_RESP_ONLY = MROCE_POS_ONLY,
+	RV2_POS_ACK = MROCE_POS_ONLY,
+	RV2_POS_CNP = MROCE_POS_ONLY,
 };
 
 static const struct mroce_opdesc rv2_ops[256] = {
 #define RV2_X_DESC(nm, code, ext_, pl)                                         \
 	[code] = { .name = #nm, .proto = MROCE_PROTO_ROCEV2,                   \
 		   .opcode = code, .ext = (ext_),                              \
-		   .hdr_len = RV2_EXT_LEN(ext_), .payload = (pl) },
+		   .hdr_len = RV2_EXT_LEN(ext_), .payload = (pl),              \
+		   .pos = RV2_POS_##nm },
 	ROCEV2_OPS(RV2_X_DESC)
 	ROCEV2_EXTRA_OPS(RV2_X_DESC)
 #undef RV2_X_DESC

@@ -157,6 +157,26 @@ struct mroce_cq {
 };
 
 /* ------------------------------------------------------------------ */
+/* Segmentation (both transports)                                       */
+/* ------------------------------------------------------------------ */
+/* Packets of a len-byte message at this MTU; a 0-byte message is one
+ * packet. 64-bit arithmetic: len may come from the wire (any uint32_t). */
+static inline uint32_t mroce_msg_nsegs(uint32_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)(((uint64_t)len + mtu - 1) / mtu) : 1;
+}
+
+/* Payload bytes of segment seg of a len-byte message (0 past its end). */
+static inline uint32_t mroce_seg_len(uint32_t len, uint32_t seg, uint32_t mtu)
+{
+	uint64_t off = (uint64_t)seg * mtu;
+
+	if (off >= len)
+		return 0;
+	return len - off < mtu ? (uint32_t)(len - off) : mtu;
+}
+
+/* ------------------------------------------------------------------ */
 /* Queue pairs                                                          */
 /* ------------------------------------------------------------------ */
 enum mroce_wqe_state {
@@ -179,11 +199,7 @@ struct mroce_wqe {
 	uint32_t nsegs;		/* packets of the message (>= 1) */
 	uint32_t next_seg;	/* next segment to transmit the first time */
 	uint32_t segs_done;	/* segments acknowledged / received (READ) */
-	uint32_t epoch;		/* transport scratch (restart counter) */
-	uint32_t psn_first;	/* RoCEv2: first PSN; free otherwise */
-	uint32_t psn_last;	/* RoCEv2: last PSN; free otherwise */
 	uint64_t hold_until;	/* don't transmit before (RNR back-off) */
-	uint64_t tp[2];		/* transport scratch */
 };
 
 /* One posted receive. */
@@ -201,7 +217,6 @@ struct mroce_rdjob {
 	uint64_t sink_va;	/* MetaRoCE: where it lands at the requester */
 	uint32_t sink_key;
 	uint32_t nsegs, next_seg, segs_done;
-	uint64_t tp[2];		/* transport scratch */
 };
 
 struct mroce_qp {
