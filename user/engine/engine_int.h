@@ -2,11 +2,15 @@
 /*
  * INTERNAL header of the mroce engine (user/engine/ only; never installed).
  *
- * engine.c owns the verbs objects (MRs, CQs, QPs, peers), the QP state
- * machine, the send/receive queues, completions, the RNG and the stats. A
- * transport (metaroce.c, rocev2.c) owns everything that touches the wire and
- * plugs in through struct mroce_transport_ops; exactly one transport is
- * active per engine (cfg.transport).
+ * The engine core owns the verbs objects and everything generic about
+ * them: engine.c (configuration, RNG, peers, stats, the entry points),
+ * mr.c (memory regions and key checks), cq.c (completion queues), qp.c
+ * (the QP table and the state machine's transition table), wq.c (send and
+ * receive queues, completions in order), events.c (events for the I/O
+ * layer). A transport (metaroce, rocev2/) owns everything that touches the
+ * wire and plugs in through struct mroce_transport_ops; exactly one
+ * transport is active per engine (cfg.transport). Its private state lives
+ * behind qp->tp and e->tp, declared in its own header.
  *
  * ---------------------------------------------------------------------
  * Contract for a transport (read this before writing one)
@@ -80,6 +84,11 @@
 #define MROCE_MAX_RD_ATOMIC	16	/* READs in flight per QP, each way */
 #define MROCE_MAX_WR		32768	/* cap of max_send_wr/max_recv_wr */
 #define MROCE_MAX_MSG		(1u << 31) /* largest message in bytes */
+
+/* Every access flag a region or a QP may hold. */
+#define MROCE_ACCESS_ALL                                                       \
+	(MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |                \
+	 MROCE_ACCESS_REMOTE_READ)
 
 /* ------------------------------------------------------------------ */
 /* Small intrusive doubly linked list                                  */
@@ -246,7 +255,8 @@ struct mroce_qp {
 	struct mroce_list sched;	/* on e->sched when it has tx work */
 	struct mroce_list conn_link;	/* transport use (e.g. conn's QPs) */
 	void *tp;			/* transport-private per-QP state */
-	bool ev_up;			/* RoCEv2: QP_UP announced, no DOWN */
+	bool ev_up;			/* QP_UP announced, no DOWN yet (only
+					 * with ops->qp_events) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -264,6 +274,10 @@ struct mroce_engine;
 
 struct mroce_transport_ops {
 	const char *name;
+	/* QPs are what the I/O layer sees (RoCEv2: one QP, one flow): the
+	 * engine announces MROCE_EV_QP_UP at INIT->RTR and QP_DOWN when the
+	 * QP is reset or destroyed. */
+	bool qp_events;
 	/* Engine created / destroyed (allocate global transport state in
 	 * e->tp). Optional. */
 	int (*init)(struct mroce_engine *e);
@@ -330,7 +344,7 @@ struct mroce_engine {
 };
 
 /* ------------------------------------------------------------------ */
-/* Helpers (engine.c)                                                   */
+/* Helpers (engine.c, mr.c, cq.c, qp.c, wq.c)                         */
 /* ------------------------------------------------------------------ */
 uint64_t mroce_rng_u64(struct mroce_engine *e);
 uint32_t mroce_rng_u32(struct mroce_engine *e);
@@ -361,6 +375,9 @@ uint8_t *mroce_mr_ptr(const struct mroce_engine *e, uint32_t key, bool remote,
 uint8_t *mroce_wqe_local_ptr(const struct mroce_engine *e,
 			     const struct mroce_wqe *w, uint32_t off,
 			     uint32_t len, uint32_t need);
+
+/* CQ by handle, NULL if none. */
+struct mroce_cq *mroce_cq_get(const struct mroce_engine *e, int cq);
 
 /* Push a completion; -ENOSPC on overflow (and the CQ's QPs go to ERR). */
 int mroce_cq_push(struct mroce_engine *e, int cq, const struct mroce_wc *wc);
@@ -410,6 +427,14 @@ int mroce_rq_complete(struct mroce_engine *e, struct mroce_qp *qp,
  * the transport's qp_modify hook runs. Idempotent. */
 void mroce_qp_to_err(struct mroce_engine *e, struct mroce_qp *qp,
 		     uint64_t now);
+
+/* Complete everything on both queues of qp (the ERR flush): finished send
+ * WQEs with their status (successes only if signaled), the rest and every
+ * receive with WR_FLUSH_ERR. */
+void mroce_qp_flush(struct mroce_engine *e, struct mroce_qp *qp);
+
+/* Run the transport's qp_destroy hook and free the QP (qp.c). */
+void mroce_qp_free(struct mroce_engine *e, struct mroce_qp *qp);
 
 /* Put a QP on (or keep it on) the engine's transmit round-robin list. */
 static inline void mroce_qp_sched(struct mroce_engine *e, struct mroce_qp *qp)
@@ -461,6 +486,11 @@ void mroce_ev_conn_update(struct mroce_engine *e, int peer, uint32_t id,
 			  uint32_t peer_id, uint32_t slot);
 void mroce_ev_conn_down(struct mroce_engine *e, int peer, uint32_t id,
 			uint32_t slot);
+/* QP events (ops->qp_events): reserve 2 before the RTR transition, then
+ * mroce_ev_qp_up() (keeps 1 owed); mroce_ev_qp_down() only if it was up,
+ * with the peer the QP had. */
+void mroce_ev_qp_up(struct mroce_engine *e, struct mroce_qp *qp);
+void mroce_ev_qp_down(struct mroce_engine *e, struct mroce_qp *qp, int peer);
 
 #define MROCE_STAT_INC(e, f) ((e)->stats.f++)
 #define MROCE_STAT_ADD(e, f, n) ((e)->stats.f += (n))

@@ -335,6 +335,7 @@ static size_t rv2_conn_mem(const struct mroce_engine *e)
 
 const struct mroce_transport_ops mroce_rocev2_ops = {
 	.name = "rocev2",
+	.qp_events = true,
 	.init = rv2_init,
 	.fini = rv2_fini,
 	.qp_create = rv2_qp_create,
