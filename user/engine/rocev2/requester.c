@@ -96,71 +96,95 @@ static const uint8_t write_ops[2][4] = {
 	  [MROCE_POS_ONLY] = ROCEV2_OP_WRITE_ONLY_IMM },
 };
 
+/* The WQE's first transmission: it takes its PSNs now. */
+static void wqe_start(struct mroce_qp *qp, struct rv2_qp *q,
+		      struct mroce_wqe *w)
+{
+	w->state = MROCE_WQE_ACTIVE;
+	rv2w(qp, w)->psn_first = q->snd_nxt;
+	rv2w(qp, w)->psn_last = padd(q->snd_nxt, w->nsegs - 1);
+	w->segs_done = 0;
+	q->snd_nxt = padd(q->snd_nxt, w->nsegs);
+	q->cur_seg = 0;
+	if (is_read(w))
+		q->rd_out++;
+	qp->sq_psn = q->snd_nxt;
+}
+
+/* READ request for the READ from response segment seg on (a rewind asks
+ * again from inside the READ). */
+static void build_read(const struct mroce_wqe *w, uint32_t seg, uint32_t mtu,
+		       struct mroce_rv2_pkt *p)
+{
+	const struct mroce_send_wr *wr = &w->wr;
+	uint64_t off = (uint64_t)seg * mtu;
+
+	p->opcode = ROCEV2_OP_READ_REQ;
+	p->va = wr->remote_addr + off;
+	p->rkey = wr->rkey;
+	p->dma_len = off < wr->sge.length ?
+			     (uint32_t)(wr->sge.length - off) : 0;
+}
+
+/* SEND or WRITE packet seg of w; false (and w failed) when its source
+ * region was deregistered after posting. */
+static bool build_data(struct mroce_engine *e, struct mroce_qp *qp,
+		       struct mroce_wqe *w, uint32_t seg,
+		       struct mroce_rv2_pkt *p)
+{
+	const struct mroce_send_wr *wr = &w->wr;
+	uint32_t mtu = e->cfg.mtu;
+	uint32_t len = mroce_seg_len(wr->sge.length, seg, mtu);
+	enum mroce_pkt_pos pos = rv2_seg_pos(seg, w->nsegs);
+	bool imm = wr->opcode == MROCE_WR_SEND_WITH_IMM ||
+		   wr->opcode == MROCE_WR_RDMA_WRITE_WITH_IMM;
+
+	if (wr->opcode == MROCE_WR_SEND ||
+	    wr->opcode == MROCE_WR_SEND_WITH_IMM) {
+		p->opcode = send_ops[imm][pos];
+	} else {
+		p->opcode = write_ops[imm][pos];
+		p->va = wr->remote_addr;
+		p->rkey = wr->rkey;
+		p->dma_len = wr->sge.length;
+	}
+	p->imm = wr->imm;
+	if (pos & MROCE_POS_LAST) {
+		/* SE means something only where the responder completes a
+		 * receive: SEND and WRITE_WITH_IMM. */
+		p->se = (wr->send_flags & MROCE_SEND_SOLICITED) &&
+			(imm || wr->opcode == MROCE_WR_SEND);
+		p->ackreq = true;
+	}
+	p->payload = mroce_wqe_local_ptr(e, w, seg * mtu, len, 0);
+	if (!p->payload) {
+		mroce_sq_fail(e, qp, w, MROCE_WC_LOC_PROT_ERR);
+		return false;
+	}
+	p->payload_len = len;
+	return true;
+}
+
 /* One requester packet at the cursor. */
 int rv2_tx_req(struct mroce_engine *e, struct mroce_qp *qp, struct rv2_qp *q,
 	       struct mroce_tx_pkt *pkt, size_t cap, uint64_t now)
 {
 	struct mroce_wqe *w = mroce_sq_at(qp, q->cur);
 	struct mroce_rv2_pkt p = { .dqpn = qp->dest_qpn };
-	uint32_t mtu = e->cfg.mtu, seg, len, end;
-	const struct mroce_send_wr *wr = &w->wr;
-	enum mroce_pkt_pos pos;
-	bool imm;
+	uint32_t seg, end;
 	int err;
 
-	if (w->state == MROCE_WQE_QUEUED) {
-		w->state = MROCE_WQE_ACTIVE;
-		rv2w(qp, w)->psn_first = q->snd_nxt;
-		rv2w(qp, w)->psn_last = padd(q->snd_nxt, w->nsegs - 1);
-		w->segs_done = 0;
-		q->snd_nxt = padd(q->snd_nxt, w->nsegs);
-		q->cur_seg = 0;
-		if (is_read(w))
-			q->rd_out++;
-		qp->sq_psn = q->snd_nxt;
-	}
+	if (w->state == MROCE_WQE_QUEUED)
+		wqe_start(qp, q, w);
 	seg = q->cur_seg;
 	p.psn = padd(rv2w(qp, w)->psn_first, seg);
-
 	if (is_read(w)) {
-		uint64_t off = (uint64_t)seg * mtu;
-
-		p.opcode = ROCEV2_OP_READ_REQ;
-		p.va = wr->remote_addr + off;
-		p.rkey = wr->rkey;
-		p.dma_len = off < wr->sge.length ?
-				    (uint32_t)(wr->sge.length - off) : 0;
+		build_read(w, seg, e->cfg.mtu, &p);
 		/* The request takes PSNs up to psn_last. */
 		end = padd(rv2w(qp, w)->psn_last, 1);
 	} else {
-		len = mroce_seg_len(wr->sge.length, seg, mtu);
-		pos = rv2_seg_pos(seg, w->nsegs);
-		imm = wr->opcode == MROCE_WR_SEND_WITH_IMM ||
-		      wr->opcode == MROCE_WR_RDMA_WRITE_WITH_IMM;
-		if (wr->opcode == MROCE_WR_SEND ||
-		    wr->opcode == MROCE_WR_SEND_WITH_IMM) {
-			p.opcode = send_ops[imm][pos];
-		} else {
-			p.opcode = write_ops[imm][pos];
-			p.va = wr->remote_addr;
-			p.rkey = wr->rkey;
-			p.dma_len = wr->sge.length;
-		}
-		p.imm = wr->imm;
-		if (pos & MROCE_POS_LAST) {
-			/* SE means something only where the responder
-			 * completes a receive: SEND and WRITE_WITH_IMM. */
-			p.se = (wr->send_flags & MROCE_SEND_SOLICITED) &&
-			       (imm || wr->opcode == MROCE_WR_SEND);
-			p.ackreq = true;
-		}
-		p.payload = mroce_wqe_local_ptr(e, w, seg * mtu, len, 0);
-		if (!p.payload) {
-			/* Source region deregistered after posting. */
-			mroce_sq_fail(e, qp, w, MROCE_WC_LOC_PROT_ERR);
+		if (!build_data(e, qp, w, seg, &p))
 			return 0;
-		}
-		p.payload_len = len;
 		end = padd(p.psn, 1);
 	}
 	/* Periodic AckReq keeps ACKs flowing inside long messages. A READ

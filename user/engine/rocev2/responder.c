@@ -323,6 +323,34 @@ static enum rv2_verdict resp_read(struct mroce_engine *e, struct mroce_qp *qp,
 	return RV_OK;
 }
 
+static bool is_send(const struct mroce_rv2_pkt *p)
+{
+	return p->opcode <= ROCEV2_OP_SEND_ONLY_IMM;
+}
+
+static bool is_write(const struct mroce_rv2_pkt *p)
+{
+	return p->opcode >= ROCEV2_OP_WRITE_FIRST &&
+	       p->opcode <= ROCEV2_OP_WRITE_ONLY_IMM;
+}
+
+/* Opcode sequence (C9-28): a message starts only between messages;
+ * MIDDLE/LAST continue the same kind of message. Sizes: FIRST/MIDDLE carry
+ * exactly one MTU, LAST 1..MTU, ONLY 0..MTU. */
+static bool seq_ok(const struct rv2_qp *q, const struct mroce_rv2_pkt *p,
+		   uint32_t mtu)
+{
+	enum mroce_pkt_pos pos = p->desc->pos;
+	bool start = pos & MROCE_POS_FIRST;	/* READ_REQ is ONLY */
+
+	return !((start && q->msg != RV2_MSG_NONE) ||
+		 (!start &&
+		  q->msg != (is_send(p) ? RV2_MSG_SEND : RV2_MSG_WRITE)) ||
+		 p->payload_len > mtu ||
+		 (!(pos & MROCE_POS_LAST) && p->payload_len != mtu) ||
+		 (pos == MROCE_POS_LAST && p->payload_len == 0));
+}
+
 int rv2_rx_request(struct mroce_engine *e, struct mroce_qp *qp,
 		   struct rv2_qp *q, const struct mroce_rv2_pkt *p,
 		   uint64_t now)
@@ -330,7 +358,6 @@ int rv2_rx_request(struct mroce_engine *e, struct mroce_qp *qp,
 	int32_t d = pdiff(p->psn, q->epsn);
 	enum rv2_verdict v;
 	enum mroce_pkt_pos pos;
-	bool is_send, is_write, start;
 
 	if (qp->state != MROCE_QPS_RTR && qp->state != MROCE_QPS_RTS) {
 		MROCE_STAT_INC(e, rx_no_conn);
@@ -366,26 +393,13 @@ int rv2_rx_request(struct mroce_engine *e, struct mroce_qp *qp,
 		sched_ack(q, RV2_SYN_ACK, padd(q->epsn, ROCEV2_PSN_MASK));
 
 	pos = p->desc->pos;
-	is_send = p->opcode <= ROCEV2_OP_SEND_ONLY_IMM;
-	is_write = p->opcode >= ROCEV2_OP_WRITE_FIRST &&
-		   p->opcode <= ROCEV2_OP_WRITE_ONLY_IMM;
-	start = pos & MROCE_POS_FIRST;	/* READ_REQ is ONLY */
-	/* Opcode sequence (C9-28): a message starts only between
-	 * messages; MIDDLE/LAST continue the same kind of message. Sizes:
-	 * FIRST/MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU. */
-	if ((start && q->msg != RV2_MSG_NONE) ||
-	    (!start && q->msg != (is_send ? RV2_MSG_SEND : RV2_MSG_WRITE)) ||
-	    p->payload_len > e->cfg.mtu ||
-	    (!(pos & MROCE_POS_LAST) &&
-	     p->payload_len != e->cfg.mtu) ||
-	    (pos == MROCE_POS_LAST && p->payload_len == 0)) {
+	if (!seq_ok(q, p, e->cfg.mtu)) {
 		resp_fatal(e, qp, q, ROCEV2_NAK_INVALID_REQ, p->psn, now);
 		return -EPROTO;
 	}
-
-	if (is_send)
+	if (is_send(p))
 		v = resp_send(e, qp, q, p, pos, now);
-	else if (is_write)
+	else if (is_write(p))
 		v = resp_write(e, qp, q, p, pos, now);
 	else
 		v = resp_read(e, qp, q, p, now);
