@@ -11,6 +11,8 @@
 
 #include "../../user/engine/engine_int.h"
 
+#define ACC_ALL MROCE_ACCESS_ALL
+
 static inline struct mroce_engine *mk(uint64_t seed)
 {
 	struct mroce_engine_cfg cfg = { .seed = seed };
