@@ -463,7 +463,7 @@ static inline enum mroce_wc_status mroce_mrc_wc(enum mroce_mr_check r)
 }
 
 /* ------------------------------------------------------------------ */
-/* Events for the I/O layer (events.c)                                  */
+/* Events for the I/O layer (events.c)                                */
 /* ------------------------------------------------------------------ */
 /*
  * Never dropped: room for an event is reserved at a point that may still
