@@ -71,6 +71,19 @@ static void resp_fatal(struct mroce_engine *e, struct mroce_qp *qp,
 	mroce_qp_to_err(e, qp, now);
 }
 
+/* Remote key check r for the request at psn: a failure is counted and
+ * answered with the fatal remote-access NAK. true if it failed. */
+static bool rkey_failed(struct mroce_engine *e, struct mroce_qp *qp,
+			struct rv2_qp *q, enum mroce_mr_check r, uint32_t psn,
+			uint64_t now)
+{
+	if (r == MROCE_MRC_OK)
+		return false;
+	MROCE_STAT_INC(e, rx_bad_rkey);
+	resp_fatal(e, qp, q, ROCEV2_NAK_REMOTE_ACCESS, psn, now);
+	return true;
+}
+
 /* Receive failing locally on the responder: complete the receive with
  * st, then the fatal NAK. */
 static void resp_fail_recv(struct mroce_engine *e, struct mroce_qp *qp,
@@ -116,6 +129,7 @@ static int rx_dup_read(struct mroce_engine *e, struct mroce_qp *qp,
 		       uint64_t now)
 {
 	uint32_t nsegs = mroce_msg_nsegs(p->dma_len, e->cfg.mtu);
+	enum mroce_mr_check mc;
 
 	if (nsegs > RV2_MAX_SEGS ||
 	    pdiff(padd(p->psn, nsegs), q->epsn) > 0) {
@@ -123,12 +137,10 @@ static int rx_dup_read(struct mroce_engine *e, struct mroce_qp *qp,
 		resp_fatal(e, qp, q, ROCEV2_NAK_INVALID_REQ, p->psn, now);
 		return -EPROTO;
 	}
-	if (mroce_rkey_check(e, qp, p->rkey, p->va, p->dma_len,
-			     MROCE_ACCESS_REMOTE_READ) != MROCE_MRC_OK) {
-		MROCE_STAT_INC(e, rx_bad_rkey);
-		resp_fatal(e, qp, q, ROCEV2_NAK_REMOTE_ACCESS, p->psn, now);
+	mc = mroce_rkey_check(e, qp, p->rkey, p->va, p->dma_len,
+			      MROCE_ACCESS_REMOTE_READ);
+	if (rkey_failed(e, qp, q, mc, p->psn, now))
 		return -EACCES;
-	}
 	while (qp->rd_tail != qp->rd_head &&
 	       pdiff(qp->rd[(qp->rd_tail - 1) % MROCE_MAX_RD_ATOMIC].msn,
 		     p->psn) >= 0)
@@ -226,17 +238,14 @@ static enum rv2_verdict resp_write(struct mroce_engine *e,
 {
 	bool imm = p->desc->ext & ROCEV2_EXT_IMM;
 	uint32_t len = p->payload_len;
+	enum mroce_mr_check mc;
 
 	if (pos & MROCE_POS_FIRST) {
 		/* IB checks the whole range once, at the RETH. */
-		if (mroce_rkey_check(e, qp, p->rkey, p->va, p->dma_len,
-				     MROCE_ACCESS_REMOTE_WRITE) !=
-		    MROCE_MRC_OK) {
-			MROCE_STAT_INC(e, rx_bad_rkey);
-			resp_fatal(e, qp, q, ROCEV2_NAK_REMOTE_ACCESS, p->psn,
-				   now);
+		mc = mroce_rkey_check(e, qp, p->rkey, p->va, p->dma_len,
+				      MROCE_ACCESS_REMOTE_WRITE);
+		if (rkey_failed(e, qp, q, mc, p->psn, now))
 			return RV_FATAL;
-		}
 		if ((pos == MROCE_POS_ONLY && p->dma_len != len) ||
 		    (pos == MROCE_POS_FIRST && p->dma_len <= len)) {
 			resp_fatal(e, qp, q, ROCEV2_NAK_INVALID_REQ, p->psn,
@@ -264,14 +273,10 @@ static enum rv2_verdict resp_write(struct mroce_engine *e,
 
 		/* Re-check per packet: the region may have been
 		 * deregistered since the RETH. */
-		if (mroce_rkey_check(e, qp, q->wr_rkey, dst, len,
-				     MROCE_ACCESS_REMOTE_WRITE) !=
-		    MROCE_MRC_OK) {
-			MROCE_STAT_INC(e, rx_bad_rkey);
-			resp_fatal(e, qp, q, ROCEV2_NAK_REMOTE_ACCESS, p->psn,
-				   now);
+		mc = mroce_rkey_check(e, qp, q->wr_rkey, dst, len,
+				      MROCE_ACCESS_REMOTE_WRITE);
+		if (rkey_failed(e, qp, q, mc, p->psn, now))
 			return RV_FATAL;
-		}
 		memcpy(mroce_mr_ptr(e, q->wr_rkey, true, dst), p->payload, len);
 	}
 	q->msg_off += len;
@@ -302,17 +307,16 @@ static enum rv2_verdict resp_read(struct mroce_engine *e, struct mroce_qp *qp,
 				  const struct mroce_rv2_pkt *p, uint64_t now)
 {
 	uint32_t nsegs = mroce_msg_nsegs(p->dma_len, e->cfg.mtu);
+	enum mroce_mr_check mc;
 
 	if (nsegs > RV2_MAX_SEGS) {
 		resp_fatal(e, qp, q, ROCEV2_NAK_INVALID_REQ, p->psn, now);
 		return RV_FATAL;
 	}
-	if (mroce_rkey_check(e, qp, p->rkey, p->va, p->dma_len,
-			     MROCE_ACCESS_REMOTE_READ) != MROCE_MRC_OK) {
-		MROCE_STAT_INC(e, rx_bad_rkey);
-		resp_fatal(e, qp, q, ROCEV2_NAK_REMOTE_ACCESS, p->psn, now);
+	mc = mroce_rkey_check(e, qp, p->rkey, p->va, p->dma_len,
+			      MROCE_ACCESS_REMOTE_READ);
+	if (rkey_failed(e, qp, q, mc, p->psn, now))
 		return RV_FATAL;
-	}
 	q->msn++;
 	if (enqueue_read(qp, q, p, nsegs)) {
 		q->msn--;
@@ -471,7 +475,9 @@ int rv2_tx_resp(struct mroce_engine *e, struct mroce_qp *qp, struct rv2_qp *q,
 {
 	struct mroce_rv2_pkt p = { .dqpn = qp->dest_qpn };
 	uint32_t mtu = e->cfg.mtu, len, seg;
+	enum mroce_mr_check mc;
 	struct mroce_rdjob *j;
+	uint64_t va;
 	int err;
 
 	if (ack_ready(qp, q)) {
@@ -491,22 +497,20 @@ int rv2_tx_resp(struct mroce_engine *e, struct mroce_qp *qp, struct rv2_qp *q,
 	j = &qp->rd[qp->rd_head % MROCE_MAX_RD_ATOMIC];
 	seg = j->next_seg;
 	len = mroce_seg_len(j->len, seg, mtu);
-	if (len && mroce_rkey_check(e, qp, j->rkey, j->va + (uint64_t)seg * mtu,
-				    len, MROCE_ACCESS_REMOTE_READ) !=
-			   MROCE_MRC_OK) {
-		/* Region deregistered while we were answering. */
-		MROCE_STAT_INC(e, rx_bad_rkey);
-		resp_fatal(e, qp, q, ROCEV2_NAK_REMOTE_ACCESS,
-			   padd(j->msn, seg), now);
-		return 0;
+	va = j->va + (uint64_t)seg * mtu;
+	if (len) {
+		/* The region may have been deregistered since the request. */
+		mc = mroce_rkey_check(e, qp, j->rkey, va, len,
+				      MROCE_ACCESS_REMOTE_READ);
+		if (rkey_failed(e, qp, q, mc, padd(j->msn, seg), now))
+			return 0;
 	}
 	p.opcode = read_resp_ops[rv2_seg_pos(seg, j->nsegs)];
 	p.psn = padd(j->msn, seg);
 	p.syndrome = RV2_SYN_ACK;
 	p.msn = q->rd_msn[j - qp->rd];
-	p.payload = len ? mroce_mr_ptr(e, j->rkey, true,
-				       j->va + (uint64_t)seg * mtu)
-			: (const uint8_t *)"";
+	p.payload = len ? mroce_mr_ptr(e, j->rkey, true, va) :
+			  (const uint8_t *)"";
 	p.payload_len = len;
 	err = rv2_emit(e, pkt, cap, &p, qp->peer, q->sport);
 	if (err)
