@@ -6,6 +6,12 @@
  * (a length where one is meaningful) and a NEGATIVE enum mroce_err on
  * failure. The codec never prints, never allocates and keeps no state;
  * parsed structs point into the caller's buffer (no copies of payload).
+ *
+ * Error ranges: the codec's errors live in [MROCE_E_BASE, MROCE_E__COUNT),
+ * above every errno (Linux keeps errno below 4096, its MAX_ERRNO), so a
+ * caller that passes on either kind (mroce_engine_rx returns -MROCE_E_* or
+ * -errno) hands out numbers that never collide: -4096 and below is a codec
+ * error, -4095..-1 an errno. mroce_is_codec_err() tells them apart.
  */
 #ifndef MROCE_CODEC_H
 #define MROCE_CODEC_H
@@ -16,7 +22,9 @@
 
 #include "mroce/wire.h"
 
-/* Named parse/build errors. Returned negated. */
+/* Named parse/build errors. Returned negated. The list's order is not part
+ * of any ABI (nothing outside the codec indexes by it): append or insert
+ * freely. */
 #define MROCE_ERRORS(X)                                                        \
 	X(TRUNC_ETH, "frame shorter than the Ethernet header")                 \
 	X(TRUNC_VLAN, "frame truncated inside the 802.1Q tag")                 \
@@ -45,15 +53,30 @@
 	X(NOSPACE, "output buffer too small")                                  \
 	X(INVAL, "invalid argument")
 
+/* First codec error: above every errno value (MAX_ERRNO is 4095). */
+#define MROCE_E_BASE	4096
+
 enum mroce_err {
 	MROCE_OK = 0,
+	MROCE_E__BEFORE = MROCE_E_BASE - 1,	/* next one is MROCE_E_BASE */
 #define MROCE_X_ERR(name, text) MROCE_E_##name,
 	MROCE_ERRORS(MROCE_X_ERR)
 #undef MROCE_X_ERR
-	MROCE_E__COUNT
+	MROCE_E__COUNT		/* one past the last error value */
 };
 
-/* "TRUNC_ETH", ... for err or -err; "OK" for 0; "UNKNOWN" otherwise. */
+/* Number of named errors (MROCE_E_BASE .. MROCE_E__COUNT - 1). */
+#define MROCE_E_NUM	(MROCE_E__COUNT - MROCE_E_BASE)
+
+/* true if err (either sign) is one of the codec's errors, not an errno. */
+static inline bool mroce_is_codec_err(int err)
+{
+	return (err >= MROCE_E_BASE && err < MROCE_E__COUNT) ||
+	       (err <= -MROCE_E_BASE && err > -MROCE_E__COUNT);
+}
+
+/* "TRUNC_ETH", ... for err or -err; "OK" for 0; "UNKNOWN" otherwise
+ * (errno values included). */
 const char *mroce_err_name(int err);
 /* One-line description; never NULL. */
 const char *mroce_err_text(int err);
@@ -66,6 +89,18 @@ enum mroce_proto {
 	MROCE_PROTO_ROCEV2 = 2,
 };
 
+/* Where a packet sits in its message (IBTA's FIRST/MIDDLE/LAST/ONLY), as
+ * two bits: a packet that starts a message has MROCE_POS_FIRST, one that
+ * ends it MROCE_POS_LAST. Opcodes that are no part of a multi-packet
+ * message (READ_REQ, ACK, CNP, and every MetaRoCE opcode: its packets
+ * carry their own offset) are ONLY. */
+enum mroce_pkt_pos {
+	MROCE_POS_MIDDLE = 0,
+	MROCE_POS_FIRST = 1,
+	MROCE_POS_LAST = 2,
+	MROCE_POS_ONLY = MROCE_POS_FIRST | MROCE_POS_LAST,
+};
+
 struct mroce_opdesc {
 	const char *name;	/* "SEND", "WRITE_ONLY_IMM", ... */
 	uint8_t proto;		/* enum mroce_proto */
@@ -73,6 +108,7 @@ struct mroce_opdesc {
 	uint16_t ext;		/* MROCE_EXT_* or ROCEV2_EXT_* */
 	uint16_t hdr_len;	/* base + extension headers, bytes */
 	bool payload;		/* may carry payload */
+	uint8_t pos;		/* enum mroce_pkt_pos */
 };
 
 /* NULL for an unknown opcode. */

@@ -16,7 +16,10 @@
  * Error convention of this layer: 0 (or a count) on success, a NEGATIVE
  * errno on failure (-EINVAL bad argument, -ENOMEM out of resources,
  * -ENOENT no such object, -EAGAIN queue full, -EPERM wrong QP state or
- * access, -EBUSY object in use). The engine never prints.
+ * access, -EBUSY object in use). The one exception is mroce_engine_rx(),
+ * which also passes on the codec's -MROCE_E_* (codec.h): those start at
+ * MROCE_E_BASE (4096), above every errno, so the two never collide. The
+ * engine never prints.
  *
  * Both transports live behind this one API:
  *   MROCE_TRANSPORT_METAROCE  multipath spraying, per-path PSN + SACK,
@@ -255,8 +258,11 @@ struct mroce_rx_meta {
 };
 
 /* Hand one received UDP payload to the engine. Returns 0 when consumed,
- * or a negative codec error (-MROCE_E_*) / -errno when dropped; drops are
- * also counted in the engine stats. Never keeps a pointer to buf. */
+ * or when dropped a negative codec error (-MROCE_E_*, at most
+ * -MROCE_E_BASE: the packet did not parse) or a negative errno (-4095..-1:
+ * it parsed but was refused); the two ranges never overlap (codec.h,
+ * mroce_is_codec_err). Drops are also counted in the engine stats. Never
+ * keeps a pointer to buf. */
 int mroce_engine_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		    const void *buf, size_t len, uint64_t now);
 

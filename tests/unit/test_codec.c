@@ -13,7 +13,7 @@ START_TEST(mroce_err_name__every_error_named_both_signs)
 	ck_assert_str_eq(mroce_err_name(MROCE_E_BAD_ICRC), "BAD_ICRC");
 	ck_assert_str_eq(mroce_err_name(-MROCE_E_TRUNC_ETH), "TRUNC_ETH");
 	ck_assert_str_eq(mroce_err_name(-MROCE_E_INVAL), "INVAL");
-	for (int e = 1; e < MROCE_E__COUNT; e++) {
+	for (int e = MROCE_E_BASE; e < MROCE_E__COUNT; e++) {
 		ck_assert_str_ne(mroce_err_name(-e), "UNKNOWN");
 		ck_assert_str_eq(mroce_err_name(-e), mroce_err_name(e));
 		ck_assert_str_ne(mroce_err_text(-e), "unknown error");
@@ -31,6 +31,23 @@ START_TEST(mroce_err_name__out_of_range_is_unknown)
 	ck_assert_str_eq(mroce_err_text(INT_MIN), "unknown error");
 	ck_assert_str_eq(mroce_err_text(0), "success");
 	ck_assert_str_eq(mroce_err_text(-MROCE_E_BAD_ICRC), "ICRC mismatch");
+}
+END_TEST
+
+START_TEST(mroce_err_name__errno_range_is_not_a_codec_error)
+{
+	/* -errno and -MROCE_E_* share mroce_engine_rx()'s return value:
+	 * no errno (1..4095) may name a codec error. */
+	for (int e = 1; e < MROCE_E_BASE; e++) {
+		ck_assert(!mroce_is_codec_err(-e));
+		ck_assert_str_eq(mroce_err_name(-e), "UNKNOWN");
+	}
+	ck_assert(mroce_is_codec_err(-MROCE_E_BAD_ICRC));
+	ck_assert(mroce_is_codec_err(MROCE_E_INVAL));
+	ck_assert(!mroce_is_codec_err(0));
+	ck_assert(!mroce_is_codec_err(-MROCE_E__COUNT));
+	ck_assert(!mroce_is_codec_err(INT_MIN));
+	ck_assert_int_ge(MROCE_E_TRUNC_ETH, 4096);
 }
 END_TEST
 
@@ -110,6 +127,38 @@ START_TEST(mroce_rv2_opdesc__rc_subset_and_cnp)
 }
 END_TEST
 
+/* The position column agrees with the opcode's name: _FIRST, _MIDDLE,
+ * _LAST (also _LAST_IMM); everything else is a message of one packet. */
+START_TEST(mroce_rv2_opdesc__position_matches_the_name)
+{
+	int n = 0;
+
+	for (int op = 0; op < 256; op++) {
+		const struct mroce_opdesc *d = mroce_rv2_opdesc((uint8_t)op);
+		uint8_t want = MROCE_POS_ONLY;
+
+		if (!d)
+			continue;
+		n++;
+		if (strstr(d->name, "_FIRST"))
+			want = MROCE_POS_FIRST;
+		else if (strstr(d->name, "_MIDDLE"))
+			want = MROCE_POS_MIDDLE;
+		else if (strstr(d->name, "_LAST"))
+			want = MROCE_POS_LAST;
+		ck_assert_msg(d->pos == want, "%s: pos %u, want %u", d->name,
+			      d->pos, want);
+	}
+	ck_assert_int_eq(n, 19);
+	for (int op = 0; op < 256; op++) {
+		const struct mroce_opdesc *d = mroce_meta_opdesc((uint8_t)op);
+
+		if (d)
+			ck_assert_int_eq(d->pos, MROCE_POS_ONLY);
+	}
+}
+END_TEST
+
 MROCE_SUITE(codec_suite)
 Suite *codec_suite(void)
 {
@@ -118,9 +167,11 @@ Suite *codec_suite(void)
 
 	tcase_add_test(tc, mroce_err_name__every_error_named_both_signs);
 	tcase_add_test(tc, mroce_err_name__out_of_range_is_unknown);
+	tcase_add_test(tc, mroce_err_name__errno_range_is_not_a_codec_error);
 	tcase_add_test(tc,
 		       mroce_meta_opdesc__agrees_with_wire_h_for_every_opcode);
 	tcase_add_test(tc, mroce_rv2_opdesc__rc_subset_and_cnp);
+	tcase_add_test(tc, mroce_rv2_opdesc__position_matches_the_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,29 +8,31 @@
  */
 #include "mroce/codec.h"
 
-static const char *const err_names[MROCE_E__COUNT] = {
-	[MROCE_OK] = "OK",
-#define MROCE_X_ERR(name, text) [MROCE_E_##name] = #name,
+/* Indexed by err - MROCE_E__BEFORE: slot 0 is MROCE_OK. */
+static const char *const err_names[MROCE_E_NUM + 1] = {
+	[0] = "OK",
+#define MROCE_X_ERR(name, text) [MROCE_E_##name - MROCE_E__BEFORE] = #name,
 	MROCE_ERRORS(MROCE_X_ERR)
 #undef MROCE_X_ERR
 };
 
-static const char *const err_texts[MROCE_E__COUNT] = {
-	[MROCE_OK] = "success",
-#define MROCE_X_ERR(name, text) [MROCE_E_##name] = text,
+static const char *const err_texts[MROCE_E_NUM + 1] = {
+	[0] = "success",
+#define MROCE_X_ERR(name, text) [MROCE_E_##name - MROCE_E__BEFORE] = text,
 	MROCE_ERRORS(MROCE_X_ERR)
 #undef MROCE_X_ERR
 };
 
+/* Slot of err in the tables above, or -1 (errno values, unknown codes). */
 static int err_index(int err)
 {
-	/* both signs are accepted; -INT_MIN would overflow, so compare
-	 * against the range instead of negating first */
-	if (err < 0 && err > -MROCE_E__COUNT)
-		return -err;
-	if (err >= 0 && err < MROCE_E__COUNT)
-		return err;
-	return -1;
+	if (err == MROCE_OK)
+		return 0;
+	if (!mroce_is_codec_err(err))
+		return -1;
+	/* both signs are accepted; the range check above keeps -err from
+	 * overflowing (INT_MIN is not a codec error) */
+	return (err < 0 ? -err : err) - MROCE_E__BEFORE;
 }
 
 const char *mroce_err_name(int err)
@@ -74,16 +76,43 @@ static const struct mroce_opdesc mr_ops[256] = {
 #define MR_X_DESC(nm, code, ext_, pl)                                          \
 	[code] = { .name = #nm, .proto = MROCE_PROTO_METAROCE,                 \
 		   .opcode = code, .ext = (ext_),                              \
-		   .hdr_len = MR_EXT_LEN(ext_), .payload = (pl) },
+		   .hdr_len = MR_EXT_LEN(ext_), .payload = (pl),               \
+		   .pos = MROCE_POS_ONLY },
 	MROCE_MR_OPS(MR_X_DESC)
 #undef MR_X_DESC
+};
+
+/* Position of each RoCEv2 opcode in its message, named after the opcode
+ * so that an opcode added to ROCEV2_OPS without its line here does not
+ * compile. Tests check every entry against the opcode's name. */
+enum {
+	RV2_POS_SEND_FIRST = MROCE_POS_FIRST,
+	RV2_POS_SEND_MIDDLE = MROCE_POS_MIDDLE,
+	RV2_POS_SEND_LAST = MROCE_POS_LAST,
+	RV2_POS_SEND_LAST_IMM = MROCE_POS_LAST,
+	RV2_POS_SEND_ONLY = MROCE_POS_ONLY,
+	RV2_POS_SEND_ONLY_IMM = MROCE_POS_ONLY,
+	RV2_POS_WRITE_FIRST = MROCE_POS_FIRST,
+	RV2_POS_WRITE_MIDDLE = MROCE_POS_MIDDLE,
+	RV2_POS_WRITE_LAST = MROCE_POS_LAST,
+	RV2_POS_WRITE_LAST_IMM = MROCE_POS_LAST,
+	RV2_POS_WRITE_ONLY = MROCE_POS_ONLY,
+	RV2_POS_WRITE_ONLY_IMM = MROCE_POS_ONLY,
+	RV2_POS_READ_REQ = MROCE_POS_ONLY,
+	RV2_POS_READ_RESP_FIRST = MROCE_POS_FIRST,
+	RV2_POS_READ_RESP_MIDDLE = MROCE_POS_MIDDLE,
+	RV2_POS_READ_RESP_LAST = MROCE_POS_LAST,
+	RV2_POS_READ_RESP_ONLY = MROCE_POS_ONLY,
+	RV2_POS_ACK = MROCE_POS_ONLY,
+	RV2_POS_CNP = MROCE_POS_ONLY,
 };
 
 static const struct mroce_opdesc rv2_ops[256] = {
 #define RV2_X_DESC(nm, code, ext_, pl)                                         \
 	[code] = { .name = #nm, .proto = MROCE_PROTO_ROCEV2,                   \
 		   .opcode = code, .ext = (ext_),                              \
-		   .hdr_len = RV2_EXT_LEN(ext_), .payload = (pl) },
+		   .hdr_len = RV2_EXT_LEN(ext_), .payload = (pl),              \
+		   .pos = RV2_POS_##nm },
 	ROCEV2_OPS(RV2_X_DESC)
 	ROCEV2_EXTRA_OPS(RV2_X_DESC)
 #undef RV2_X_DESC

@@ -2,11 +2,15 @@
 /*
  * INTERNAL header of the mroce engine (user/engine/ only; never installed).
  *
- * engine.c owns the verbs objects (MRs, CQs, QPs, peers), the QP state
- * machine, the send/receive queues, completions, the RNG and the stats. A
- * transport (metaroce.c, rocev2.c) owns everything that touches the wire and
- * plugs in through struct mroce_transport_ops; exactly one transport is
- * active per engine (cfg.transport).
+ * The engine core owns the verbs objects and everything generic about
+ * them: engine.c (configuration, RNG, peers, stats, the entry points),
+ * mr.c (memory regions and key checks), cq.c (completion queues), qp.c
+ * (the QP table and the state machine's transition table), wq.c (send and
+ * receive queues, completions in order), events.c (events for the I/O
+ * layer). A transport (metaroce, rocev2/) owns everything that touches the
+ * wire and plugs in through struct mroce_transport_ops; exactly one
+ * transport is active per engine (cfg.transport). Its private state lives
+ * behind qp->tp and e->tp, declared in its own header.
  *
  * ---------------------------------------------------------------------
  * Contract for a transport (read this before writing one)
@@ -80,6 +84,11 @@
 #define MROCE_MAX_RD_ATOMIC	16	/* READs in flight per QP, each way */
 #define MROCE_MAX_WR		32768	/* cap of max_send_wr/max_recv_wr */
 #define MROCE_MAX_MSG		(1u << 31) /* largest message in bytes */
+
+/* Every access flag a region or a QP may hold. */
+#define MROCE_ACCESS_ALL                                                       \
+	(MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |                \
+	 MROCE_ACCESS_REMOTE_READ)
 
 /* ------------------------------------------------------------------ */
 /* Small intrusive doubly linked list                                  */
@@ -157,6 +166,26 @@ struct mroce_cq {
 };
 
 /* ------------------------------------------------------------------ */
+/* Segmentation (both transports)                                       */
+/* ------------------------------------------------------------------ */
+/* Packets of a len-byte message at this MTU; a 0-byte message is one
+ * packet. 64-bit arithmetic: len may come from the wire (any uint32_t). */
+static inline uint32_t mroce_msg_nsegs(uint32_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)(((uint64_t)len + mtu - 1) / mtu) : 1;
+}
+
+/* Payload bytes of segment seg of a len-byte message (0 past its end). */
+static inline uint32_t mroce_seg_len(uint32_t len, uint32_t seg, uint32_t mtu)
+{
+	uint64_t off = (uint64_t)seg * mtu;
+
+	if (off >= len)
+		return 0;
+	return len - off < mtu ? (uint32_t)(len - off) : mtu;
+}
+
+/* ------------------------------------------------------------------ */
 /* Queue pairs                                                          */
 /* ------------------------------------------------------------------ */
 enum mroce_wqe_state {
@@ -179,11 +208,7 @@ struct mroce_wqe {
 	uint32_t nsegs;		/* packets of the message (>= 1) */
 	uint32_t next_seg;	/* next segment to transmit the first time */
 	uint32_t segs_done;	/* segments acknowledged / received (READ) */
-	uint32_t epoch;		/* transport scratch (restart counter) */
-	uint32_t psn_first;	/* RoCEv2: first PSN; free otherwise */
-	uint32_t psn_last;	/* RoCEv2: last PSN; free otherwise */
 	uint64_t hold_until;	/* don't transmit before (RNR back-off) */
-	uint64_t tp[2];		/* transport scratch */
 };
 
 /* One posted receive. */
@@ -201,7 +226,6 @@ struct mroce_rdjob {
 	uint64_t sink_va;	/* MetaRoCE: where it lands at the requester */
 	uint32_t sink_key;
 	uint32_t nsegs, next_seg, segs_done;
-	uint64_t tp[2];		/* transport scratch */
 };
 
 struct mroce_qp {
@@ -231,7 +255,8 @@ struct mroce_qp {
 	struct mroce_list sched;	/* on e->sched when it has tx work */
 	struct mroce_list conn_link;	/* transport use (e.g. conn's QPs) */
 	void *tp;			/* transport-private per-QP state */
-	bool ev_up;			/* RoCEv2: QP_UP announced, no DOWN */
+	bool ev_up;			/* QP_UP announced, no DOWN yet (only
+					 * with ops->qp_events) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -249,6 +274,10 @@ struct mroce_engine;
 
 struct mroce_transport_ops {
 	const char *name;
+	/* QPs are what the I/O layer sees (RoCEv2: one QP, one flow): the
+	 * engine announces MROCE_EV_QP_UP at INIT->RTR and QP_DOWN when the
+	 * QP is reset or destroyed. */
+	bool qp_events;
 	/* Engine created / destroyed (allocate global transport state in
 	 * e->tp). Optional. */
 	int (*init)(struct mroce_engine *e);
@@ -315,7 +344,7 @@ struct mroce_engine {
 };
 
 /* ------------------------------------------------------------------ */
-/* Helpers (engine.c)                                                   */
+/* Helpers (engine.c, mr.c, cq.c, qp.c, wq.c)                         */
 /* ------------------------------------------------------------------ */
 uint64_t mroce_rng_u64(struct mroce_engine *e);
 uint32_t mroce_rng_u32(struct mroce_engine *e);
@@ -346,6 +375,9 @@ uint8_t *mroce_mr_ptr(const struct mroce_engine *e, uint32_t key, bool remote,
 uint8_t *mroce_wqe_local_ptr(const struct mroce_engine *e,
 			     const struct mroce_wqe *w, uint32_t off,
 			     uint32_t len, uint32_t need);
+
+/* CQ by handle, NULL if none. */
+struct mroce_cq *mroce_cq_get(const struct mroce_engine *e, int cq);
 
 /* Push a completion; -ENOSPC on overflow (and the CQ's QPs go to ERR). */
 int mroce_cq_push(struct mroce_engine *e, int cq, const struct mroce_wc *wc);
@@ -396,6 +428,14 @@ int mroce_rq_complete(struct mroce_engine *e, struct mroce_qp *qp,
 void mroce_qp_to_err(struct mroce_engine *e, struct mroce_qp *qp,
 		     uint64_t now);
 
+/* Complete everything on both queues of qp (the ERR flush): finished send
+ * WQEs with their status (successes only if signaled), the rest and every
+ * receive with WR_FLUSH_ERR. */
+void mroce_qp_flush(struct mroce_engine *e, struct mroce_qp *qp);
+
+/* Run the transport's qp_destroy hook and free the QP (qp.c). */
+void mroce_qp_free(struct mroce_engine *e, struct mroce_qp *qp);
+
 /* Put a QP on (or keep it on) the engine's transmit round-robin list. */
 static inline void mroce_qp_sched(struct mroce_engine *e, struct mroce_qp *qp)
 {
@@ -423,7 +463,7 @@ static inline enum mroce_wc_status mroce_mrc_wc(enum mroce_mr_check r)
 }
 
 /* ------------------------------------------------------------------ */
-/* Events for the I/O layer (engine.c)                                  */
+/* Events for the I/O layer (events.c)                                */
 /* ------------------------------------------------------------------ */
 /*
  * Never dropped: room for an event is reserved at a point that may still
@@ -446,6 +486,11 @@ void mroce_ev_conn_update(struct mroce_engine *e, int peer, uint32_t id,
 			  uint32_t peer_id, uint32_t slot);
 void mroce_ev_conn_down(struct mroce_engine *e, int peer, uint32_t id,
 			uint32_t slot);
+/* QP events (ops->qp_events): reserve 2 before the RTR transition, then
+ * mroce_ev_qp_up() (keeps 1 owed); mroce_ev_qp_down() only if it was up,
+ * with the peer the QP had. */
+void mroce_ev_qp_up(struct mroce_engine *e, struct mroce_qp *qp);
+void mroce_ev_qp_down(struct mroce_engine *e, struct mroce_qp *qp, int peer);
 
 #define MROCE_STAT_INC(e, f) ((e)->stats.f++)
 #define MROCE_STAT_ADD(e, f, n) ((e)->stats.f += (n))
