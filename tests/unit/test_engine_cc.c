@@ -5,7 +5,7 @@
  */
 #include "../harness.h"
 #include "engine_pump.h"
-#include "../../user/engine/metaroce_int.h"
+#include "../../user/engine/metaroce/metaroce_int.h"
 
 static struct mroce_engine *mk(void)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "engine_pump.h"
-#include "../../user/engine/metaroce_int.h"
+#include "../../user/engine/metaroce/metaroce_int.h"
 
 #define ACC_ALL                                                                \
 	(MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |                \

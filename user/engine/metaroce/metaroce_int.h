@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * INTERNAL: MetaRoCE transport state shared by metaroce.c (protocol), cc.c
- * (congestion control) and their unit tests. See docs/engine.md.
+ * INTERNAL: MetaRoCE transport state shared by the files of
+ * user/engine/metaroce/ and their unit tests. See docs/engine.md. Who does
+ * what: conn.c (connections, QP binding, the transport hooks), handshake.c,
+ * path.c (path lifecycle), explore.c (path exploration), rx.c (receive
+ * side, dispatch), place.c (placement, delivery), ack.c (ACK/NAK
+ * processing), txctl.c (control packets), tx.c (data, pacing), timer.c
+ * (timers, the connection heap), cc.c (congestion control).
  *
  * Per connection (one per peer): npaths path slots, each with a transmit
  * side (our PSNs, window, RTT, cwnd) and a receive side (the peer's PSNs,
@@ -13,7 +18,9 @@
 #ifndef MROCE_METAROCE_INT_H
 #define MROCE_METAROCE_INT_H
 
-#include "engine_int.h"
+#include <stdlib.h>
+
+#include "../engine_int.h"
 
 #define MR_PATH_WIN	256	/* outstanding PSNs per path (= SACK bits) */
 #define MR_TXE_MAX	512	/* outstanding packets per connection */
@@ -207,7 +214,7 @@ struct mr_conn {
 	uint64_t last_ack;	/* ns of the last progress on any path */
 	uint32_t last_tsecr;	/* newest send time (us) acknowledged */
 	uint64_t hold_until;	/* latest RNR hold of any message */
-	/* path exploration (metaroce.c, path_explore) */
+	/* path exploration (explore.c) */
 	uint64_t explore_start;	/* ns: start of the measuring interval */
 	uint32_t explore_acked;	/* packets newly acknowledged in it */
 	uint32_t explore_lost;	/* packets declared lost in it */
@@ -340,9 +347,175 @@ struct mr_engine {
 	uint64_t no_conn_at;		/* ns: last NAK NO_CONN queued */
 };
 
-/* metaroce.c: receive-side SACK bookkeeping (exposed for unit tests).
- * Records PSN rx_cum + d (d in [0, MROCE_SACK_BITS]) as received. */
+/* Small helpers every file uses. */
+static inline struct mr_engine *T(const struct mroce_engine *e)
+{
+	return e->tp;
+}
+
+static inline uint32_t now_us(uint64_t now)
+{
+	return (uint32_t)(now / 1000);
+}
+
+static inline bool gen_newer(uint8_t a, uint8_t b)
+{
+	return (int8_t)(a - b) > 0;
+}
+
+static inline uint32_t nsegs_of(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+static inline uint32_t seg_len(uint32_t msg_len, uint32_t seg, uint32_t mtu)
+{
+	uint64_t off = (uint64_t)seg * mtu;
+
+	if (off >= msg_len)
+		return 0;
+	return msg_len - off < mtu ? (uint32_t)(msg_len - off) : mtu;
+}
+
+static inline struct mr_qp *QP(const struct mroce_qp *qp)
+{
+	return qp->tp;
+}
+
+/* Nothing of the path is in flight, waiting for a resend or held. */
+static inline bool path_empty(const struct mr_path *p)
+{
+	return !(p->inflight + p->nlost + p->nheld);
+}
+
+/* The transmit entry PSN psn of path p occupies, or -1 (none, or the ring
+ * slot holds another PSN). */
+static inline int path_txe(const struct mr_conn *c, const struct mr_path *p,
+			   uint32_t psn)
+{
+	uint16_t idx = p->ring[psn % MR_PATH_WIN];
+
+	return idx != MR_TXE_NONE && c->txe[idx].psn == psn ? idx : -1;
+}
+
+enum place_res {
+	PL_OK,		/* accepted: mark the PSN */
+	PL_DUP,		/* duplicate of accepted data: mark the PSN */
+	PL_REFUSE,	/* not accepted: leave a hole (NAK queued) */
+};
+
+/* conn.c */
+struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer);
+struct mr_conn *mr_conn_by_id(const struct mroce_engine *e, uint32_t id);
+int mr_txe_alloc(struct mr_conn *c);
+void mr_txe_release(struct mr_conn *c, int idx);
+struct mroce_rdjob *mr_rd_find(struct mroce_qp *qp, uint32_t msn);
+uint32_t mr_conn_flight_cap(const struct mr_conn *c);
+void mr_conn_kick(struct mr_conn *c);
+bool mr_conn_idle(const struct mr_conn *c);
+uint64_t mr_read_timeout(const struct mroce_engine *e);
+void mr_qp_kick(struct mroce_qp *qp);
+struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
+				       uint64_t now);
+uint64_t mr_conn_heard(const struct mr_conn *c);
+
+/* handshake.c */
+uint64_t mr_hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
+			       uint8_t tries, uint64_t now);
+void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now);
+void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c);
+void mr_hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
+		       struct mroce_meta_pkt *pk, uint8_t op);
+int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
+			   const struct mroce_meta_pkt *pk, uint64_t now);
+void mr_no_conn_reply(struct mroce_engine *e,
+			     const struct mroce_rx_meta *m,
+			     const struct mroce_meta_pkt *pk, uint64_t now);
+int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
+			 const struct mroce_meta_pkt *pk, uint64_t now);
+
+/* path.c */
+void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot);
+uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
+			    const struct mr_path *p);
+uint64_t mr_path_rto(const struct mroce_engine *e, const struct mr_conn *c,
+			    const struct mr_path *p);
+void mr_path_arm(const struct mroce_engine *e, const struct mr_conn *c,
+			struct mr_path *p, uint64_t now);
+void mr_path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
+			   uint8_t reason, bool charge);
+bool mr_path_silent(const struct mroce_engine *e, const struct mr_conn *c,
+			   const struct mr_path *p, uint64_t now);
+void mr_path_probation(struct mroce_engine *e, struct mr_conn *c,
+			      struct mr_path *p, uint64_t now);
+void mr_explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
+			   uint64_t now);
+void mr_path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
+			 uint64_t now);
+
+/* explore.c */
+uint64_t mr_hop_limit(const struct mroce_engine *e,
+			     const struct mr_conn *c);
+void mr_explore_busy(const struct mroce_engine *e, struct mr_conn *c,
+			    struct mr_path *p);
+void mr_explore_quiet(struct mr_conn *c, uint64_t now);
+void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
+			    uint64_t now);
+
+/* rx.c */
+/* Receive-side SACK bookkeeping (exposed for unit tests): records PSN
+ * rx_cum + d (d in [0, MROCE_SACK_BITS]) as received. */
 void mr_rx_mark(struct mr_path *p, uint32_t d);
+void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
+			     uint8_t gen);
+void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,
+			bool urgent, uint64_t now);
+void mr_nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
+			 uint32_t psn, uint32_t stream, uint32_t msn,
+			 uint16_t sport);
+int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		 const void *buf, size_t len, uint64_t now);
+
+/* place.c */
+int mr_st_init(struct mr_segtrack *st, uint32_t nsegs);
+void mr_st_free(struct mr_segtrack *st);
+void mr_rx_deliver(struct mroce_engine *e, struct mroce_qp *qp);
+void mr_rd_retire(struct mroce_engine *e, struct mroce_qp *qp,
+			 struct mroce_rdjob *j);
+enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
+			       int slot, const struct mroce_meta_pkt *pk);
+
+/* ack.c */
+void mr_lose_entry(struct mroce_engine *e, struct mr_conn *c,
+			  struct mr_path *p, int idx, uint64_t now);
+void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
+		      const struct mroce_meta_pkt *pk, uint64_t now);
+void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
+		      const struct mroce_meta_pkt *pk, uint64_t now);
+
+/* txctl.c */
+int mr_emit(struct mroce_engine *e, const struct mr_conn *c,
+		   const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
+		   size_t cap, uint16_t sport, bool ect);
+void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
+			      struct mr_path *p, uint64_t now, bool now_due);
+int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
+			 struct mroce_tx_pkt *out, size_t cap, uint64_t now);
+
+/* tx.c */
+bool mr_path_usable(const struct mr_path *p);
+bool mr_idle_probe_due(const struct mr_path *p);
+int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
+		 size_t cap, uint64_t now);
+
+/* timer.c */
+void mr_conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now);
+void mr_sweep(struct mroce_engine *e, uint64_t now);
+void mr_tick(struct mroce_engine *e, uint64_t now);
+void mr_heap_remove(struct mr_engine *t, struct mr_conn *c);
+void mr_conn_sched(struct mroce_engine *e, struct mr_conn *c, uint64_t now);
+void mr_flush_dirty(struct mroce_engine *e, uint64_t now);
+uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now);
 
 /* cc.c */
 void mr_cc_init(struct mroce_engine *e, struct mr_path *p);

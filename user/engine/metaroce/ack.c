@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * MetaRoCE: ACK and NAK processing on the sender: the SACK walk that
+ * acknowledges entries, loss detection (FIFO dupthresh, overtaken
+ * retransmissions), the answer to a PROBE, the RTT estimator, and the NAK
+ * codes.
+ */
+#include "metaroce_int.h"
+
+/* Entry idx of path p was received: account it to its message. */
+static void ack_entry(struct mroce_engine *e, struct mr_conn *c,
+		      struct mr_path *p, int idx)
+{
+	struct mr_txe *t = &c->txe[idx];
+	uint8_t fl = txe_fl(t);
+	struct mroce_qp *qp;
+
+	if (fl & TXE_LOST) {
+		p->nlost--;
+		/* Spurious loss: this path reorders, wait for more. */
+		if (p->dupthresh < 8)
+			p->dupthresh++;
+	} else if (fl & TXE_HOLD) {
+		p->nheld--;
+	} else {
+		p->inflight--;
+	}
+	p->ring[t->psn % MR_PATH_WIN] = MR_TXE_NONE;
+	qp = mroce_qp_find(e, txe_qpn(t));
+	if (qp && QP(qp) && QP(qp)->conn == c &&
+	    qp->state != MROCE_QPS_ERR && qp->state != MROCE_QPS_RESET) {
+		if (fl & TXE_RD) {
+			struct mroce_rdjob *j = mr_rd_find(qp, t->msn);
+
+			if (j && ++j->segs_done == j->nsegs)
+				mr_rd_retire(e, qp, j);
+		} else {
+			struct mroce_wqe *w = mroce_sq_by_msn(qp, t->msn);
+
+			if (w && w->state != MROCE_WQE_DONE &&
+			    ++w->segs_done == w->nsegs &&
+			    w->wr.opcode != MROCE_WR_RDMA_READ) {
+				w->state = MROCE_WQE_DONE;
+				w->status = MROCE_WC_SUCCESS;
+				if (mroce_sq_drain(e, qp))
+					mr_qp_kick(qp);
+			}
+		}
+	}
+	mr_txe_release(c, idx);
+}
+
+void mr_lose_entry(struct mroce_engine *e, struct mr_conn *c,
+			  struct mr_path *p, int idx, uint64_t now)
+{
+	struct mr_txe *t = &c->txe[idx];
+	uint8_t fl = txe_fl(t);
+
+	if (fl & (TXE_LOST | TXE_HOLD))
+		return;
+	txe_set(t, TXE_LOST);
+	p->inflight--;
+	p->nlost++;
+	p->cc.losses++;
+	mr_cc_on_loss(e, p, now);
+	c->explore_lost++;
+}
+
+/* Was entry t retransmitted after the path's last PROBE left? Then the
+ * answer to that PROBE cannot tell whether the retransmission arrived
+ * (retransmissions keep their PSN, which is below the probe's). The
+ * newest rtx_total - probe_rtx entries of the retransmission queue are
+ * those; when the queue forgot some, any retransmitted entry counts. */
+static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
+{
+	uint32_t k = p->rtx_total - p->probe_rtx;
+
+	if (!k || txe_tries(t) < 2)
+		return false;
+	if (k > p->rtx_n)
+		return true;
+	for (uint32_t i = p->rtx_n - k; i < p->rtx_n; i++)
+		if (p->rtxq[(p->rtx_head + i) % MR_RTXQ][0] == (uint16_t)t->psn)
+			return true;
+	return false;
+}
+
+/* Progress after a quiet spell: paths whose probe went unanswered during
+ * it wait an RTO (the peer seemed gone); now that the connection lives,
+ * they are judged again within a PTO (path_silent), or the messages with
+ * segments on a dead plane stall for that RTO. */
+static void conn_revive(const struct mroce_engine *e, struct mr_conn *c,
+			const struct mr_path *from, uint64_t now)
+{
+	for (int i = 0; i < c->npaths; i++) {
+		struct mr_path *q = &c->path[i];
+		uint64_t due;
+
+		if (q == from || !q->probed || !q->deadline)
+			continue;
+		due = now + mr_path_pto(e, c, q);
+		if (q->deadline > due)
+			q->deadline = due;
+	}
+}
+
+void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
+		      const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_path *p;
+	uint32_t cum = pk->ack.cum_psn, newly = 0, high, limit;
+
+	e->stats.rx_acks++;
+	if (pk->path >= c->npaths)
+		return;
+	p = &c->path[pk->path];
+	if (pk->path_gen != p->gen)
+		return;	/* ACK for a retired generation */
+	if (mroce_psn_before(p->next_psn, cum) ||
+	    mroce_psn_before(cum, p->una - MR_PATH_WIN))
+		return;	/* nonsense cum_psn */
+	if (pk->ack.rate_mbps) {
+		uint64_t r = (uint64_t)pk->ack.rate_mbps * 1000000ull;
+
+		if (!c->hint_bps) {
+			/* First hint: start at a random point within one
+			 * packet time at that rate, so that the senders of
+			 * an incast, all learning their share at once, do
+			 * not all send their first packet at once. */
+			uint64_t gap = (uint64_t)(c->mtu + 64u) * 8u *
+				       1000000000ull / r;
+
+			c->next_send = now + mroce_rng_below(
+				e, (uint32_t)(gap < UINT32_MAX ? gap + 1 :
+								 UINT32_MAX));
+		}
+		c->hint_bps = r;
+		c->hint_time = now;
+	}
+	while (mroce_psn_before(p->una, cum)) {
+		uint16_t idx = p->ring[p->una % MR_PATH_WIN];
+
+		if (idx != MR_TXE_NONE && c->txe[idx].psn == p->una) {
+			ack_entry(e, c, p, idx);
+			newly++;
+		}
+		p->una++;
+	}
+	high = cum;
+	for (int w = 0; w < MROCE_SACK_BYTES; w++) {
+		uint8_t b = pk->ack.sack[w];
+
+		while (b) {
+			int bit = __builtin_ctz(b);
+			uint32_t psn = cum + 1 + (uint32_t)(w * 8 + bit);
+			uint16_t idx;
+
+			b &= b - 1;
+			if (!mroce_psn_before(psn, p->next_psn))
+				break;
+			high = psn + 1;
+			idx = p->ring[psn % MR_PATH_WIN];
+			if (idx != MR_TXE_NONE && c->txe[idx].psn == psn &&
+			    !mroce_psn_before(psn, p->una)) {
+				ack_entry(e, c, p, idx);
+				newly++;
+			}
+		}
+	}
+	if (mroce_psn_before(p->high_acked, high))
+		p->high_acked = high;
+	while (p->una != p->next_psn &&
+	       p->ring[p->una % MR_PATH_WIN] == MR_TXE_NONE)
+		p->una++;
+
+	/* A path is FIFO: dupthresh later PSNs received means loss. */
+	if (mroce_psn_before(p->loss_scan, p->una))
+		p->loss_scan = p->una;
+	limit = p->high_acked - p->dupthresh;
+	while (mroce_psn_before(p->loss_scan, limit) &&
+	       mroce_psn_before(p->loss_scan, p->next_psn)) {
+		uint16_t idx = p->ring[p->loss_scan % MR_PATH_WIN];
+
+		if (idx != MR_TXE_NONE)
+			mr_lose_entry(e, c, p, idx, now);
+		p->loss_scan++;
+	}
+	/* Retransmissions overtaken by dupthresh later PSNs are lost too. */
+	while (p->rtx_n) {
+		const uint16_t *q = p->rtxq[p->rtx_head];
+		uint16_t off = (uint16_t)(q[0] - (uint16_t)p->una);
+		uint32_t psn = p->una + off;
+		uint32_t mark = psn + (uint16_t)(q[1] - q[0]);
+		uint16_t idx;
+
+		/* off >= MR_PATH_WIN: below una, acknowledged (drop it) */
+		if (off < MR_PATH_WIN) {
+			if (!mroce_psn_before(mark + p->dupthresh - 1,
+					      p->high_acked))
+				break;
+			idx = p->ring[psn % MR_PATH_WIN];
+			if (idx != MR_TXE_NONE && c->txe[idx].psn == psn)
+				mr_lose_entry(e, c, p, idx, now);
+		}
+		p->rtx_head = (p->rtx_head + 1) % MR_RTXQ;
+		p->rtx_n--;
+	}
+	/* The answer to our PROBE: whatever was sent before it and is
+	 * still missing is lost. */
+	if ((pk->ack.flags & MROCE_ACKF_PROBE) && p->probe_ts &&
+	    pk->ack.tsecr == p->probe_ts &&
+	    (uint32_t)(p->probe_psn - p->una) <= MR_PATH_WIN) {
+		p->probe_ts = 0;	/* one answer per probe */
+		for (uint32_t s = p->una; mroce_psn_before(s, p->probe_psn);
+		     s++) {
+			uint16_t idx = p->ring[s % MR_PATH_WIN];
+
+			if (idx != MR_TXE_NONE &&
+			    !rtx_after_probe(p, &c->txe[idx]))
+				mr_lose_entry(e, c, p, idx, now);
+		}
+		uint32_t prtt = now_us(now) - pk->ack.tsecr;
+		uint64_t nrtt = now - p->probe_sent;
+
+		/* an idle port's first RTT sample (ack_port_check) */
+		if (!p->srtt_us && prtt && prtt < 10000000) {
+			p->srtt_us = prtt;
+			p->rttvar_us = prtt / 2;
+		}
+		if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
+			c->probe_rtt_min = nrtt;
+		if (p->probation && p->hops && c->probe_rtt_min &&
+		    !c->explore_failed && nrtt > mr_hop_limit(e, c)) {
+			if (p->hops < MR_EXPLORE_HOPS) {
+				mr_explore_hop(e, c, pk->path, now);
+				return;
+			}
+			mr_explore_busy(e, c, p);
+		}
+		p->hops = 0;
+		p->probed = 0;
+		p->probation = 0;
+		p->ack_tx = 0;
+		mr_path_arm(e, c, p, now);
+	}
+
+	if (pk->ack.ce_count) {
+		p->ce_marks += pk->ack.ce_count;
+		p->cc.ce_acks++;
+	}
+	p->cc.acks++;
+	if (newly) {
+		uint32_t rtt = 0;
+
+		if (pk->ack.tsecr) {
+			rtt = now_us(now) - pk->ack.tsecr;
+			if (rtt > 10000000)
+				rtt = 0;	/* echo from before a wrap */
+		}
+		if (rtt) {
+			if (!p->srtt_us) {
+				p->srtt_us = rtt;
+				p->rttvar_us = rtt / 2;
+			} else {
+				uint32_t dv = rtt > p->srtt_us ?
+						      rtt - p->srtt_us :
+						      p->srtt_us - rtt;
+
+				p->rttvar_us = (3 * p->rttvar_us + dv) / 4;
+				p->srtt_us = (7 * p->srtt_us + rtt) / 8;
+			}
+			if (!p->min_rtt_us || rtt < p->min_rtt_us)
+				p->min_rtt_us = rtt;
+			if (!c->explore_rtt_lo || rtt < c->explore_rtt_lo)
+				c->explore_rtt_lo = rtt;
+		}
+		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
+		if (now - c->last_ack > mr_path_pto(e, c, p))
+			conn_revive(e, c, p, now);
+		c->explore_acked += newly;
+		p->explore_acked += newly;
+		p->last_ack = c->last_ack = now;
+		if (pk->ack.tsecr &&
+		    (!c->last_tsecr ||
+		     (int32_t)(pk->ack.tsecr - c->last_tsecr) > 0))
+			c->last_tsecr = pk->ack.tsecr;
+		p->probed = 0;
+		p->tlp = 0;
+		c->backoff = 0;
+		mr_path_arm(e, c, p, now);
+		mr_path_move(e, c, pk->path, now);
+		mr_path_explore(e, c, now);
+	}
+}
+
+void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
+		      const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_txe *t = NULL;
+	struct mr_path *p = NULL;
+	struct mroce_qp *qp = NULL;
+	struct mroce_wqe *w = NULL;
+	enum mroce_wc_status st;
+	int idx = -1;
+
+	e->stats.rx_naks++;
+	if (pk->path < c->npaths && pk->path_gen == c->path[pk->path].gen) {
+		p = &c->path[pk->path];
+		idx = path_txe(c, p, pk->nak.psn);
+		if (idx >= 0)
+			t = &c->txe[idx];
+	}
+	if (t) {
+		qp = mroce_qp_find(e, txe_qpn(t));
+		if (qp && !(txe_fl(t) & TXE_RD))
+			w = mroce_sq_by_msn(qp, t->msn);
+	} else if (pk->nak.stream) {
+		qp = mroce_qp_find(e, pk->nak.stream);
+		if (qp)
+			w = mroce_sq_by_msn(qp, pk->nak.msn);
+	}
+	if (qp && (!QP(qp) || QP(qp)->conn != c))
+		qp = NULL, w = NULL;
+
+	switch (pk->nak.code) {
+	case MROCE_NAK_RNR: {
+		uint64_t hold = (uint64_t)(pk->nak.rnr_timer ?
+						   pk->nak.rnr_timer : 1) *
+				10000;
+
+		if (!t || !w || w->state == MROCE_WQE_DONE)
+			return;
+		if (!(txe_fl(t) & TXE_HOLD)) {
+			if (txe_fl(t) & TXE_LOST) {
+				txe_clr(t, TXE_LOST);
+				p->nlost--;
+			} else {
+				p->inflight--;
+			}
+			txe_set(t, TXE_HOLD);
+			p->nheld++;
+		}
+		/* RNR retries are counted by rnr_retry, not retry_cnt: the
+		 * packet did arrive. */
+		t->seg_try = txe_seg(t);
+		if (p->hold_until < now + hold)
+			p->hold_until = now + hold;
+		if (c->hold_until < now + hold)
+			c->hold_until = now + hold;
+		if (w->hold_until <= now) {
+			/* A new RNR episode of this message. */
+			if (e->cfg.rnr_retry != 7) {
+				if (!w->rnr_left) {
+					mroce_sq_fail(e, qp, w,
+						      MROCE_WC_RNR_RETRY_EXC_ERR);
+					return;
+				}
+				w->rnr_left--;
+			}
+			w->hold_until = now + hold;
+		}
+		return;
+	}
+	case MROCE_NAK_BAD_RKEY:
+	case MROCE_NAK_OUT_OF_BOUNDS:
+	case MROCE_NAK_ACCESS:
+		st = MROCE_WC_REM_ACCESS_ERR;
+		break;
+	case MROCE_NAK_INVALID_REQ:
+	case MROCE_NAK_NO_CONN:
+		st = MROCE_WC_REM_INV_REQ_ERR;
+		break;
+	case MROCE_NAK_REMOTE_OP:
+		st = MROCE_WC_REM_OP_ERR;
+		break;
+	default:
+		return;	/* OUT_OF_WINDOW, STALE_PATH: informational */
+	}
+	/* The refused PSN is a hole at the receiver: mark it lost; its
+	 * retransmission finds the QP in ERR and retires the path. */
+	if (t)
+		mr_lose_entry(e, c, p, idx, now);
+	if (t && (txe_fl(t) & TXE_RD) && qp) {
+		struct mroce_rdjob *j = mr_rd_find(qp, t->msn);
+
+		if (j)
+			mr_rd_retire(e, qp, j);
+		mroce_qp_to_err(e, qp, now);
+		return;
+	}
+	if (qp && w && w->state != MROCE_WQE_DONE)
+		mroce_sq_fail(e, qp, w, st);
+}

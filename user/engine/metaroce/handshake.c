@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * MetaRoCE: The connection handshake (REQ -> stateless CHALLENGE with a cookie
+ * -> CONFIRM -> ACCEPT), its retransmission timing, and the stateless replies
+ * to packets for connections we do not know (NAK NO_CONN, spec 9.5).
+ */
+#include "metaroce_int.h"
+
+static uint64_t cookie_mac(const struct mroce_engine *e,
+			   const struct mroce_peer_addr *a, uint32_t src_id,
+			   uint64_t nonce, uint32_t t)
+{
+	uint8_t b[1 + 16 + 16 + 4 + 8 + 4];
+	size_t o = 0;
+
+	b[o++] = a->family;
+	memcpy(b + o, a->addr, 16);
+	o += 16;
+	memcpy(b + o, a->local, 16);
+	o += 16;
+	memcpy(b + o, &src_id, 4);
+	o += 4;
+	memcpy(b + o, &nonce, 8);
+	o += 8;
+	memcpy(b + o, &t, 4);
+	o += 4;
+	return mroce_siphash24(e->cfg.secret, b, o);
+}
+
+static inline uint32_t cookie_clock(uint64_t now)
+{
+	return (uint32_t)(now / 1000000);	/* ms */
+}
+
+/* Handshake retransmission timeout of try `tries`: rto_min (no RTT is
+ * known yet for a REQ; a CONFIRM's is at least twice the REQ's round
+ * trip), doubling per try up to x64, and never below MR_HS_RTO_MIN_NS.
+ * It used to be 1 ms flat: at 5% loss one lost handshake packet in 20
+ * connections idled a connection for longer than a 64 MiB transfer. The
+ * responder keeps no state, so an early resend costs one small packet. */
+static uint64_t hs_rto(const struct mroce_engine *e,
+		       const struct mr_conn *c, uint8_t tries)
+{
+	uint64_t rto = (uint64_t)e->cfg.rto_min_us * 1000;
+
+	if (c->hs_rtt_us && rto < 2ull * c->hs_rtt_us * 1000)
+		rto = 2ull * c->hs_rtt_us * 1000;
+	if (rto < MR_HS_RTO_MIN_NS)
+		rto = MR_HS_RTO_MIN_NS;
+	return rto << (tries < 6 ? tries : 6);
+}
+
+/* The next handshake deadline: hs_rto plus up to as much again at
+ * random, so that the connections of an incast, which all lost their
+ * handshake packets in the same burst, do not all resend in the next. */
+uint64_t mr_hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
+			       uint8_t tries, uint64_t now)
+{
+	uint64_t rto = hs_rto(e, c, tries);
+
+	return now + rto +
+	       mroce_rng_below(e, rto < UINT32_MAX ? (uint32_t)rto : UINT32_MAX);
+}
+
+/* Queues a stateless reply (CHALLENGE, NAK NO_CONN) to the sender of m;
+ * NULL when the queue is full (the sender asks again). */
+static struct mr_hsreply *hsq_push(struct mr_engine *t, uint8_t opcode,
+				   const struct mroce_rx_meta *m,
+				   uint32_t conn_id)
+{
+	struct mr_hsreply *r;
+
+	if (t->nhs >= MR_HSQ)
+		return NULL;
+	r = &t->hsq[(t->hs_head + t->nhs++) % MR_HSQ];
+	memset(r, 0, sizeof(*r));
+	r->opcode = opcode;
+	r->peer = m->peer;
+	r->sport = m->sport;
+	r->conn_id = conn_id;
+	return r;
+}
+
+void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
+{
+	c->state = MR_CONN_REQ_SENT;
+	c->nonce = mroce_rng_u64(e);
+	c->hs_tries = 0;
+	c->want_hs = 1;
+	c->hs_deadline = mr_hs_deadline(e, c, 0, now);
+	mr_conn_kick(c);
+}
+
+static void conn_established(struct mroce_engine *e, struct mr_conn *c,
+			     uint64_t now)
+{
+	struct mroce_list *n;
+
+	c->state = MR_CONN_ESTABLISHED;
+	c->est_ms = cookie_clock(now);
+	c->last_rx = now;
+	c->want_hs = 0;
+	c->hs_deadline = 0;
+	e->stats.handshakes++;
+	mroce_ev_conn_update(e, c->peer, c->local_id, c->remote_id,
+			     (uint32_t)c->peer);
+	for (n = c->qps.next; n != &c->qps; n = n->next)
+		mr_qp_kick(mroce_container_of(n, struct mroce_qp, conn_link));
+}
+
+/* Handshake gave up: fail the head WQE of every QP waiting on it. */
+void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c)
+{
+	struct mroce_list *n, *nx;
+
+	c->state = MR_CONN_IDLE;
+	c->want_hs = 0;
+	c->hs_deadline = 0;
+	for (n = c->qps.next; n != &c->qps; n = nx) {
+		struct mroce_qp *qp =
+			mroce_container_of(n, struct mroce_qp, conn_link);
+
+		nx = n->next;
+		if (mroce_sq_count(qp))
+			mroce_sq_fail(e, qp, mroce_sq_at(qp, qp->sq_head),
+				      MROCE_WC_RETRY_EXC_ERR);
+	}
+}
+
+void mr_hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
+		       struct mroce_meta_pkt *pk, uint8_t op)
+{
+	memset(pk, 0, sizeof(*pk));
+	pk->opcode = op;
+	pk->conn.src_conn_id = c->local_id;
+	pk->conn.isn = c->tx_isn;
+	pk->conn.nonce = c->nonce;
+	pk->conn.mtu = e->cfg.mtu;
+	pk->conn.max_paths = e->cfg.npaths;
+}
+
+int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
+			   const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	const struct mroce_peer *peer = mroce_peer_get(e, m->peer);
+	struct mr_conn *c;
+
+	if (!peer)
+		return -ENOENT;
+	switch (pk->opcode) {
+	case MROCE_OP_CONNECT_REQ: {
+		/* Stateless: answer with a cookie, remember nothing. */
+		struct mr_hsreply *r;
+
+		if (pk->conn_id || !pk->conn.src_conn_id)
+			return -EINVAL;
+		r = hsq_push(t, MROCE_OP_CONNECT_CHALLENGE, m,
+			     pk->conn.src_conn_id);
+		if (!r)
+			return -ENOBUFS;
+		r->nonce = pk->conn.nonce;
+		r->cookie_time = cookie_clock(now);
+		r->cookie = cookie_mac(e, &peer->addr, pk->conn.src_conn_id,
+				       pk->conn.nonce, r->cookie_time);
+		return 0;
+	}
+	case MROCE_OP_CONNECT_CHALLENGE:
+		c = mr_conn_by_id(e, pk->conn_id);
+		if (!c || c->peer != m->peer)
+			return -ENOENT;
+		if (c->state != MR_CONN_REQ_SENT &&
+		    c->state != MR_CONN_CONFIRM_SENT)
+			return 0;	/* late duplicate */
+		if (pk->conn.nonce != c->nonce)
+			return -EINVAL;
+		mr_conn_kick(c);
+		c->cookie = pk->conn.cookie;
+		c->cookie_time = pk->conn.cookie_time;
+		if (c->state == MR_CONN_REQ_SENT) {
+			/* The first RTT sample of the connection: paths
+			 * use it until they have their own (path_pto). */
+			uint64_t rtt = now > c->hs_sent ? now - c->hs_sent : 0;
+
+			c->hs_rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
+			c->state = MR_CONN_CONFIRM_SENT;
+			c->hs_fast = 0;
+			c->hs_tries = 0;
+			c->want_hs = 1;
+			c->hs_deadline = mr_hs_deadline(e, c, 0, now);
+		}
+		return 0;
+	case MROCE_OP_CONNECT_CONFIRM: {
+		uint32_t age = cookie_clock(now) - pk->conn.cookie_time;
+
+		if (pk->conn_id || !pk->conn.src_conn_id)
+			return -EINVAL;
+		if (pk->conn.cookie != cookie_mac(e, &peer->addr,
+						  pk->conn.src_conn_id,
+						  pk->conn.nonce,
+						  pk->conn.cookie_time) ||
+		    age > MR_COOKIE_LIFE_MS) {
+			e->stats.rx_no_conn++;
+			return -EACCES;
+		}
+		c = t->by_peer[m->peer];
+		if (c && c->state == MR_CONN_ESTABLISHED &&
+		    c->remote_id == pk->conn.src_conn_id) {
+			/* Our ACCEPT was lost (maybe the initiator even
+			 * restarted with a new nonce): answer this one. */
+			c->nonce = pk->conn.nonce;
+			c->want_accept = 1;
+			mr_conn_kick(c);
+			return 0;
+		}
+		if (c && c->state == MR_CONN_ESTABLISHED) {
+			/* Another incarnation of the peer. A CONFIRM whose
+			 * cookie predates our connection is a delayed one
+			 * of an older incarnation: ignore it. */
+			if ((int32_t)(pk->conn.cookie_time - c->est_ms) < 0) {
+				e->stats.rx_no_conn++;
+				return -ESTALE;
+			}
+			c = mr_conn_restart(e, c, now);
+		} else if (!c) {
+			c = mr_conn_new(e, m->peer);
+		}
+		if (!c)
+			return -ENOMEM;
+		/* Adopt (also when we were initiating: simultaneous open
+		 * converges because each side keeps its own id and ISN). */
+		c->remote_id = pk->conn.src_conn_id;
+		c->rx_isn = pk->conn.isn;
+		c->nonce = pk->conn.nonce;
+		if (pk->conn.mtu < c->mtu)
+			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
+		if (pk->conn.max_paths < c->npaths)
+			c->npaths = pk->conn.max_paths;
+		c->want_accept = 1;
+		mr_conn_kick(c);
+		conn_established(e, c, now);
+		/* A peer that just connected is about to send: count it in
+		 * the fair share from now, not from its first data packet,
+		 * so that the hints of a growing incast shrink before the
+		 * newcomers' data arrives. */
+		mr_cc_fair_share(e, c, now);
+		return 0;
+	}
+	case MROCE_OP_CONNECT_ACCEPT:
+		c = mr_conn_by_id(e, pk->conn_id);
+		if (!c || c->peer != m->peer)
+			return -ENOENT;
+		if (c->state == MR_CONN_ESTABLISHED)
+			return 0;
+		if (c->state != MR_CONN_CONFIRM_SENT ||
+		    pk->conn.nonce != c->nonce || !pk->conn.src_conn_id)
+			return -EINVAL;
+		c->remote_id = pk->conn.src_conn_id;
+		c->rx_isn = pk->conn.isn;
+		if (pk->conn.mtu < c->mtu)
+			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
+		if (pk->conn.max_paths < c->npaths)
+			c->npaths = pk->conn.max_paths;
+		conn_established(e, c, now);
+		return 0;
+	default:
+		return 0;	/* CLOSE / CLOSE_ACK: not used in v0 */
+	}
+}
+
+/* A data packet or PROBE for a connection id we do not know: its sender
+ * holds a connection we lost (we restarted). Tell it, statelessly and at
+ * most once per MR_NO_CONN_GAP_NS: NAK NO_CONN carrying the unknown id and
+ * the packet's path, generation and PSN (a PROBE's last PSN sent), which
+ * the sender checks against what it has outstanding (spec 9.5). Without
+ * it the survivor learnt of the restart only from the restarted side's
+ * next handshake, and until then its messages waited out the retries. */
+void mr_no_conn_reply(struct mroce_engine *e,
+			     const struct mroce_rx_meta *m,
+			     const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	struct mr_hsreply *r;
+
+	if (pk->opcode == MROCE_OP_ACK || pk->opcode == MROCE_OP_NAK ||
+	    pk->opcode == MROCE_OP_PATH_REROLL || !pk->conn_id ||
+	    !mroce_peer_get(e, m->peer))
+		return;
+	if (t->no_conn_at && now - t->no_conn_at < MR_NO_CONN_GAP_NS)
+		return;
+	r = hsq_push(t, MROCE_OP_NAK, m, pk->conn_id);
+	if (!r)
+		return;
+	t->no_conn_at = now;
+	r->path = pk->path;
+	r->gen = pk->path_gen;
+	r->psn = pk->opcode == MROCE_OP_PROBE ? pk->next_psn - 1 : pk->psn;
+}
+
+/* NAK NO_CONN: the peer has no connection of the id we address it by (it
+ * restarted). Believed only from that peer's address, for our established
+ * connection to it with that remote id, and when the PSN it names is
+ * outstanding on that path generation (a blind attacker cannot tear the
+ * connection down). Then the connection is over: its QPs go to ERR as
+ * after a peer restart (conn_restart: the oldest unfinished send with
+ * RETRY_EXC_ERR, the rest flushed) and a fresh connection, idle until
+ * a QP needs it, takes the peer's slot. */
+int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
+			 const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_engine *t = T(e);
+	struct mr_conn *c;
+	struct mr_path *p;
+
+	e->stats.rx_naks++;
+	if (m->peer < 0 || (uint32_t)m->peer >= e->cfg.max_conns)
+		return -ENOENT;
+	c = t->by_peer[m->peer];
+	if (!c || c->state != MR_CONN_ESTABLISHED ||
+	    c->remote_id != pk->conn_id || pk->path >= c->npaths ||
+	    c->path[pk->path].gen != pk->path_gen) {
+		e->stats.rx_no_conn++;
+		return -ENOENT;
+	}
+	p = &c->path[pk->path];
+	if (mroce_psn_before(pk->nak.psn, p->una) ||
+	    !mroce_psn_before(pk->nak.psn, p->next_psn) ||
+	    path_txe(c, p, pk->nak.psn) < 0) {
+		e->stats.rx_no_conn++;
+		return -ESTALE;
+	}
+	mr_conn_restart(e, c, now);
+	return 0;
+}

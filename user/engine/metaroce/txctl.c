@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * MetaRoCE: Control packets of a connection: the handshake packet due, ACCEPT,
+ * queued NAKs, ACKs (sprayed over our own ports), PATH_REROLL and PROBE; and
+ * emit(), which every packet we send goes through.
+ */
+#include "metaroce_int.h"
+
+int mr_emit(struct mroce_engine *e, const struct mr_conn *c,
+		   const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
+		   size_t cap, uint16_t sport, bool ect)
+{
+	int n = mroce_meta_build(pk, out->buf, cap);
+
+	if (n < 0)
+		return n;
+	out->len = (uint32_t)n;
+	out->peer = c->peer;
+	out->sport = sport;
+	out->dport = MROCE_UDP_PORT;
+	out->ect = ect;
+	e->stats.tx_pkts++;
+	e->stats.tx_bytes += (uint64_t)n;
+	return 0;
+}
+
+static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
+		     struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	uint64_t share = mr_cc_fair_share(e, NULL, now) / 1000000ull;
+
+	memset(pk, 0, sizeof(*pk));
+	pk->opcode = MROCE_OP_ACK;
+	pk->conn_id = c->remote_id;
+	pk->path = (uint8_t)slot;
+	pk->path_gen = p->rx_gen;
+	pk->ack.cum_psn = p->rx_cum;
+	pk->ack.tsecr = p->rx_tsecr;
+	pk->ack.rate_mbps = share > UINT32_MAX ? UINT32_MAX : (uint32_t)share;
+	pk->ack.ce_count = p->rx_ce;
+	pk->ack.flags = p->ack_flags;
+	for (int i = 0; i < MROCE_SACK_BYTES; i++)
+		pk->ack.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
+}
+
+/* A port of ours that carries no data of ours has nothing to tell us
+ * whether the plane it hashes onto in our direction is alive, yet it
+ * carries our ACKs: every MR_ACK_PROBE_EVERY ACKs on it, it is probed.
+ * Two unanswered probes retire it (path_timer), and ack_sport skips it
+ * while its new port is on probation. */
+void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
+			      struct mr_path *p, uint64_t now, bool now_due)
+{
+	if (!path_empty(p) || p->probed || p->want_probe || p->moving ||
+	    p->probation)
+		return;
+	if (now_due ? !p->ack_tx : ++p->ack_tx < MR_ACK_PROBE_EVERY)
+		return;
+	p->ack_tx = 0;
+	p->probed = 1;
+	p->want_probe = 1;
+	p->deadline = now + mr_path_pto(e, c, p);
+	mr_conn_kick(c);
+}
+
+/* The source port of an ACK of path slot: ACKs are sprayed over our own
+ * ports in rotation, not sent back on the data's port. The reverse
+ * direction has planes of its own, and the reversed 5-tuple of a data port
+ * hashes onto any of them: with ACKs pinned to it, a dead reverse plane
+ * silenced every forward path whose ACKs crossed it, live forward plane or
+ * not, and the sender retired those ports and had to find that plane
+ * again. Sprayed, a dead reverse plane costs each path a share of its
+ * ACKs, which cumulative ACKs and the SACK make up for; only a dead
+ * forward plane silences a path. Our ports are the ones our own data
+ * uses in that direction, so those on probation (suspected dead) are
+ * skipped while others remain. The ACK that follows an ACCEPT leaves on
+ * path 0's port, behind the ACCEPT. */
+static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
+			  int slot, uint64_t now)
+{
+	if (c->ack_accept && slot == 0) {
+		c->ack_accept = 0;
+		return c->path[0].sport;
+	}
+	for (int k = 0; k < c->npaths; k++) {
+		struct mr_path *p = &c->path[c->ack_rr++ % c->npaths];
+
+		if (p->probation)
+			continue;
+		mr_ack_port_check(e, c, p, now, false);
+		return p->sport;
+	}
+	return c->path[slot].rx_sport;
+}
+
+/* One control packet of connection c, if any is due. 1 = built. */
+int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
+			 struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	struct mroce_meta_pkt pk;
+
+	if (c->want_hs && (c->state == MR_CONN_REQ_SENT ||
+			   c->state == MR_CONN_CONFIRM_SENT)) {
+		mr_hs_fill(e, c, &pk, c->state == MR_CONN_REQ_SENT ?
+					      MROCE_OP_CONNECT_REQ :
+					      MROCE_OP_CONNECT_CONFIRM);
+		if (c->state == MR_CONN_CONFIRM_SENT) {
+			pk.conn.cookie = c->cookie;
+			pk.conn.cookie_time = c->cookie_time;
+		}
+		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
+			return -1;
+		c->want_hs = 0;
+		c->hs_sent = now;
+		return 1;
+	}
+	if (c->want_accept && c->state == MR_CONN_ESTABLISHED) {
+		mr_hs_fill(e, c, &pk, MROCE_OP_CONNECT_ACCEPT);
+		pk.conn_id = c->remote_id;
+		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
+			return -1;
+		c->want_accept = 0;
+		/* Follow it with an ACK of path 0 (same port, so it arrives
+		 * after the ACCEPT): it carries our fair-share hint, and the
+		 * initiator sends at most MR_FIRST_FLIGHT packets before it
+		 * has one. */
+		if (!c->path[0].rx_valid)
+			mr_rx_path_reset(c, &c->path[0], 0, 0);
+		c->path[0].rx_sport = c->path[0].sport;
+		c->ack_accept = 1;
+		mr_ack_want(e, &c->path[0], true, now);
+		return 1;
+	}
+	if (c->state != MR_CONN_ESTABLISHED)
+		return 0;
+	if (c->nak_count) {
+		struct mr_nak *n = &c->nakq[c->nak_head];
+
+		memset(&pk, 0, sizeof(pk));
+		pk.opcode = MROCE_OP_NAK;
+		pk.conn_id = c->remote_id;
+		pk.path = n->path;
+		pk.path_gen = n->gen;
+		pk.nak.code = n->code;
+		pk.nak.rnr_timer = n->rnr_timer;
+		pk.nak.stream = n->stream;
+		pk.nak.msn = n->msn;
+		pk.nak.psn = n->psn;
+		if (mr_emit(e, c, &pk, out, cap, n->sport, false) < 0)
+			return -1;
+		c->nak_head = (c->nak_head + 1) % MR_NAKQ;
+		c->nak_count--;
+		e->stats.tx_naks++;
+		return 1;
+	}
+	for (int i = 0; i < c->npaths; i++) {
+		struct mr_path *p = &c->path[i];
+
+		if (p->ack_due && (p->ack_urgent || now >= p->ack_due)) {
+			ack_fill(e, c, i, &pk, now);
+			if (mr_emit(e, c, &pk, out, cap, ack_sport(e, c, i, now),
+				 false) < 0)
+				return -1;
+			e->stats.tx_acks++;
+			/* A PROBE says our ACKs of this path went missing:
+			 * its answer leaves on two of our ports, in case
+			 * the plane of one is dead. */
+			if (p->ack_twice) {
+				p->ack_twice = 0;
+				return 1;
+			}
+			p->ack_cum = p->rx_cum;
+			p->ack_at = now;
+			p->ack_due = 0;
+			p->ack_pending = 0;
+			p->ack_urgent = 0;
+			p->ack_flags = 0;
+			p->rx_ce = 0;
+			return 1;
+		}
+		if (p->want_reroll) {
+			memset(&pk, 0, sizeof(pk));
+			pk.opcode = MROCE_OP_PATH_REROLL;
+			pk.conn_id = c->remote_id;
+			pk.path = (uint8_t)i;
+			pk.path_gen = p->gen;
+			pk.reroll.old_gen = p->old_gen;
+			pk.reroll.new_gen = p->gen;
+			pk.reroll.new_sport = p->sport;
+			pk.reroll.reason = p->want_reroll;
+			if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
+				return -1;
+			p->want_reroll = 0;
+			return 1;
+		}
+		if (p->want_probe) {
+			memset(&pk, 0, sizeof(pk));
+			pk.opcode = MROCE_OP_PROBE;
+			/* nothing outstanding: a port check, not a
+			 * question about missing ACKs (rx_probe) */
+			pk.flags = MROCE_F_ACK_REQ |
+				   (path_empty(p) ? MROCE_F_CHECK : 0);
+			pk.conn_id = c->remote_id;
+			pk.path = (uint8_t)i;
+			pk.path_gen = p->gen;
+			pk.next_psn = p->next_psn;
+			pk.tsval = now_us(now);
+			if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
+				return -1;
+			p->want_probe = 0;
+			p->probe_rtx = p->rtx_total;
+			p->probe_psn = p->next_psn;
+			p->probe_ts = pk.tsval;
+			p->probe_sent = now;
+			e->stats.probes_sent++;
+			return 1;
+		}
+	}
+	return 0;
+}
