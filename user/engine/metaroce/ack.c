@@ -110,7 +110,7 @@ void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
 	struct mr_path *p;
 	uint32_t cum = pk->ack.cum_psn, newly = 0, high, limit;
 
-	e->stats.rx_acks++;
+	MROCE_STAT_INC(e, rx_acks);
 	if (pk->path >= c->npaths)
 		return;
 	p = &c->path[pk->path];
@@ -303,7 +303,7 @@ void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
 	enum mroce_wc_status st;
 	int idx = -1;
 
-	e->stats.rx_naks++;
+	MROCE_STAT_INC(e, rx_naks);
 	if (pk->path < c->npaths && pk->path_gen == c->path[pk->path].gen) {
 		p = &c->path[pk->path];
 		idx = path_txe(c, p, pk->nak.psn);

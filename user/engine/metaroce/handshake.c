@@ -101,7 +101,7 @@ static void conn_established(struct mroce_engine *e, struct mr_conn *c,
 	c->last_rx = now;
 	c->want_hs = 0;
 	c->hs_deadline = 0;
-	e->stats.handshakes++;
+	MROCE_STAT_INC(e, handshakes);
 	mroce_ev_conn_update(e, c->peer, c->local_id, c->remote_id,
 			     (uint32_t)c->peer);
 	for (n = c->qps.next; n != &c->qps; n = n->next)
@@ -200,7 +200,7 @@ int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 						  pk->conn.nonce,
 						  pk->conn.cookie_time) ||
 		    age > MR_COOKIE_LIFE_MS) {
-			e->stats.rx_no_conn++;
+			MROCE_STAT_INC(e, rx_no_conn);
 			return -EACCES;
 		}
 		c = t->by_peer[m->peer];
@@ -218,7 +218,7 @@ int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			 * cookie predates our connection is a delayed one
 			 * of an older incarnation: ignore it. */
 			if ((int32_t)(pk->conn.cookie_time - c->est_ms) < 0) {
-				e->stats.rx_no_conn++;
+				MROCE_STAT_INC(e, rx_no_conn);
 				return -ESTALE;
 			}
 			c = mr_conn_restart(e, c, now);
@@ -312,21 +312,21 @@ int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	struct mr_conn *c;
 	struct mr_path *p;
 
-	e->stats.rx_naks++;
+	MROCE_STAT_INC(e, rx_naks);
 	if (m->peer < 0 || (uint32_t)m->peer >= e->cfg.max_conns)
 		return -ENOENT;
 	c = t->by_peer[m->peer];
 	if (!c || c->state != MR_CONN_ESTABLISHED ||
 	    c->remote_id != pk->conn_id || pk->path >= c->npaths ||
 	    c->path[pk->path].gen != pk->path_gen) {
-		e->stats.rx_no_conn++;
+		MROCE_STAT_INC(e, rx_no_conn);
 		return -ENOENT;
 	}
 	p = &c->path[pk->path];
 	if (mroce_psn_before(pk->nak.psn, p->una) ||
 	    !mroce_psn_before(pk->nak.psn, p->next_psn) ||
 	    path_txe(c, p, pk->nak.psn) < 0) {
-		e->stats.rx_no_conn++;
+		MROCE_STAT_INC(e, rx_no_conn);
 		return -ESTALE;
 	}
 	mr_conn_restart(e, c, now);

@@ -159,7 +159,7 @@ void mr_path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
 	p->gen++;
 	mr_path_tx_init(e, c, slot);
 	p->want_reroll = reason;
-	e->stats.path_rerolls++;
+	MROCE_STAT_INC(e, path_rerolls);
 }
 
 /* Path p's PTO fired (nothing acknowledged on it for 2 srtt + slack):
@@ -246,7 +246,7 @@ void mr_explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
 	p->sport = new_sport(e, c, slot);
 	p->probe_ts = 0;
 	p->tlp = 0;
-	e->stats.path_rerolls++;
+	MROCE_STAT_INC(e, path_rerolls);
 	mr_path_probation(e, c, p, now);
 	mr_cc_on_explore(e, c, p);
 }

@@ -140,7 +140,7 @@ static enum place_res refuse(struct mroce_engine *e, struct mr_conn *c,
 		     qp ? qp->dest_qpn : 0, pk->msn, c->path[slot].rx_sport);
 	if (code == MROCE_NAK_BAD_RKEY || code == MROCE_NAK_OUT_OF_BOUNDS ||
 	    code == MROCE_NAK_ACCESS)
-		e->stats.rx_bad_rkey++;
+		MROCE_STAT_INC(e, rx_bad_rkey);
 	if (qp && qp_err)
 		mroce_qp_to_err(e, qp, e->now);
 	return PL_REFUSE;
@@ -176,7 +176,7 @@ static enum place_res place_read_resp(struct mroce_engine *e,
 		return PL_DUP;
 	seg = pk->offset / c->mtu;
 	if (st_has(&rd->st, seg)) {
-		e->stats.rx_dup++;
+		MROCE_STAT_INC(e, rx_dup);
 		return PL_DUP;
 	}
 	dst = mroce_wqe_local_ptr(e, w, pk->offset, pk->payload_len,
@@ -221,7 +221,7 @@ enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
 		return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk, false);
 	d = (int32_t)(pk->msn - q->rx_next_msn);
 	if (d < 0) {
-		e->stats.rx_dup++;
+		MROCE_STAT_INC(e, rx_dup);
 		return PL_DUP;
 	}
 	if (d >= MR_MSG_WIN ||
@@ -305,7 +305,7 @@ enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
 		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
 	}
 	if (rm->state == MR_RX_COMPLETE || st_has(&rm->st, seg)) {
-		e->stats.rx_dup++;
+		MROCE_STAT_INC(e, rx_dup);
 		return PL_DUP;
 	}
 	if (pk->payload_len) {

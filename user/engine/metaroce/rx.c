@@ -23,7 +23,7 @@ static bool rx_path_gen(struct mroce_engine *e, struct mr_conn *c,
 	if (!p->rx_valid || gen_newer(gen, p->rx_gen))
 		mr_rx_path_reset(c, p, slot, gen);
 	else if (gen != p->rx_gen) {
-		e->stats.rx_stale_path++;
+		MROCE_STAT_INC(e, rx_stale_path);
 		return false;
 	}
 	return true;
@@ -124,9 +124,9 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	bool filled;
 	int32_t d;
 
-	e->stats.rx_data_pkts++;
+	MROCE_STAT_INC(e, rx_data_pkts);
 	if (slot >= c->npaths) {
-		e->stats.rx_malformed++;
+		MROCE_STAT_INC(e, rx_malformed);
 		return -EINVAL;
 	}
 	p = &c->path[slot];
@@ -138,7 +138,7 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 		if (p->rx_ce < 0xffff)
 			p->rx_ce++;
 		p->ack_flags |= MROCE_ACKF_ECE;
-		e->stats.ce_marks++;
+		MROCE_STAT_INC(e, ce_marks);
 	}
 	/* A pending answer to a PROBE must echo the probe's tsval: that is
 	 * how the sender recognises it. */
@@ -147,18 +147,18 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	d = (int32_t)(pk->psn - p->rx_cum);
 	if (d < 0 || (d > 0 && d <= MROCE_SACK_BITS &&
 		      sack_test(p, (uint32_t)d - 1))) {
-		e->stats.rx_dup++;
+		MROCE_STAT_INC(e, rx_dup);
 		p->ack_flags |= MROCE_ACKF_DUP;
 		mr_ack_want(e, p, true, now);
 		return 0;
 	}
 	if (d > MROCE_SACK_BITS) {
-		e->stats.rx_out_of_window++;
+		MROCE_STAT_INC(e, rx_out_of_window);
 		mr_ack_want(e, p, true, now);
 		return -ERANGE;
 	}
 	if (d > 0)
-		e->stats.rx_ooo++;
+		MROCE_STAT_INC(e, rx_ooo);
 	filled = d == 0 && (p->sack[0] | p->sack[1] | p->sack[2] |
 			    p->sack[3]);
 	r = mr_place(e, c, slot, pk);
@@ -250,11 +250,11 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 
 	err = mroce_meta_parse(buf, len, &pk);
 	if (err < 0) {
-		e->stats.rx_malformed++;
+		MROCE_STAT_INC(e, rx_malformed);
 		return err;
 	}
-	e->stats.rx_pkts++;
-	e->stats.rx_bytes += len;
+	MROCE_STAT_INC(e, rx_pkts);
+	MROCE_STAT_ADD(e, rx_bytes, len);
 	if (pk.opcode >= MROCE_OP_CONNECT_REQ)
 		return mr_rx_handshake(e, m, &pk, now);
 	if (pk.opcode == MROCE_OP_NAK && pk.nak.code == MROCE_NAK_NO_CONN)
@@ -272,7 +272,7 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		mr_conn_kick(c);
 	}
 	if (!c || c->peer != m->peer || c->state != MR_CONN_ESTABLISHED) {
-		e->stats.rx_no_conn++;
+		MROCE_STAT_INC(e, rx_no_conn);
 		if (!c)
 			mr_no_conn_reply(e, m, &pk, now);
 		return -ENOENT;

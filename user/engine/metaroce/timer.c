@@ -102,7 +102,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			 * lost probe or answer must not cost rto_min), after
 			 * an RTO when nothing at all comes back. */
 			if (p->probed)
-				e->stats.rto_fires++;
+				MROCE_STAT_INC(e, rto_fires);
 			p->probed++;
 			p->want_probe = 1;
 			p->deadline = now + (mr_conn_heard(c) &&
@@ -114,7 +114,7 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 			/* Nothing came back after MR_PROBES probes and RTOs:
 			 * the path is a blackhole. Move everything elsewhere
 			 * (a lossy path would have answered one of them). */
-			e->stats.rto_fires++;
+			MROCE_STAT_INC(e, rto_fires);
 			c->backoff++;
 			mr_explore_quiet(c, now);
 			mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, true);

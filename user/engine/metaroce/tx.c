@@ -137,11 +137,11 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 		p->coal_psn = psn + 1;
 	if (mr_emit(e, c, &pk, out, cap, p->sport, true) < 0)
 		return -ENOSPC;
-	e->stats.tx_data_pkts++;
+	MROCE_STAT_INC(e, tx_data_pkts);
 	p->tx_pkts++;
 	p->cc.sent++;
 	if (retx) {
-		e->stats.retransmits++;
+		MROCE_STAT_INC(e, retransmits);
 		p->retransmits++;
 	}
 	if (!p->deadline)
@@ -577,7 +577,7 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 			pk.path_gen = r->gen;
 			pk.nak.code = MROCE_NAK_NO_CONN;
 			pk.nak.psn = r->psn;
-			e->stats.tx_naks++;
+			MROCE_STAT_INC(e, tx_naks);
 		} else {
 			pk.conn.nonce = r->nonce;
 			pk.conn.cookie = r->cookie;
@@ -593,8 +593,8 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 		out->sport = r->sport;
 		out->dport = MROCE_UDP_PORT;
 		out->ect = false;
-		e->stats.tx_pkts++;
-		e->stats.tx_bytes += (uint64_t)len;
+		MROCE_STAT_INC(e, tx_pkts);
+		MROCE_STAT_ADD(e, tx_bytes, (uint64_t)len);
 		t->hs_head = (t->hs_head + 1) % MR_HSQ;
 		t->nhs--;
 		cnt++;

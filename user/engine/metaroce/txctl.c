@@ -19,8 +19,8 @@ int mr_emit(struct mroce_engine *e, const struct mr_conn *c,
 	out->sport = sport;
 	out->dport = MROCE_UDP_PORT;
 	out->ect = ect;
-	e->stats.tx_pkts++;
-	e->stats.tx_bytes += (uint64_t)n;
+	MROCE_STAT_INC(e, tx_pkts);
+	MROCE_STAT_ADD(e, tx_bytes, (uint64_t)n);
 	return 0;
 }
 
@@ -151,7 +151,7 @@ int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
 			return -1;
 		c->nak_head = (c->nak_head + 1) % MR_NAKQ;
 		c->nak_count--;
-		e->stats.tx_naks++;
+		MROCE_STAT_INC(e, tx_naks);
 		return 1;
 	}
 	for (int i = 0; i < c->npaths; i++) {
@@ -162,7 +162,7 @@ int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
 			if (mr_emit(e, c, &pk, out, cap, ack_sport(e, c, i, now),
 				 false) < 0)
 				return -1;
-			e->stats.tx_acks++;
+			MROCE_STAT_INC(e, tx_acks);
 			/* A PROBE says our ACKs of this path went missing:
 			 * its answer leaves on two of our ports, in case
 			 * the plane of one is dead. */
@@ -213,7 +213,7 @@ int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
 			p->probe_psn = p->next_psn;
 			p->probe_ts = pk.tsval;
 			p->probe_sent = now;
-			e->stats.probes_sent++;
+			MROCE_STAT_INC(e, probes_sent);
 			return 1;
 		}
 	}
