@@ -104,39 +104,36 @@ static void conn_revive(const struct mroce_engine *e, struct mr_conn *c,
 	}
 }
 
-void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
-		      const struct mroce_meta_pkt *pk, uint64_t now)
+/* The receiver's fair-share hint: the connection's pacing rate. */
+static void ack_hint(struct mroce_engine *e, struct mr_conn *c,
+		     const struct mroce_meta_pkt *pk, uint64_t now)
 {
-	struct mr_path *p;
-	uint32_t cum = pk->ack.cum_psn, newly = 0, high, limit;
+	uint64_t r = (uint64_t)pk->ack.rate_mbps * 1000000ull;
 
-	MROCE_STAT_INC(e, rx_acks);
-	if (pk->path >= c->npaths)
-		return;
-	p = &c->path[pk->path];
-	if (pk->path_gen != p->gen)
-		return;	/* ACK for a retired generation */
-	if (mroce_psn_before(p->next_psn, cum) ||
-	    mroce_psn_before(cum, p->una - MR_PATH_WIN))
-		return;	/* nonsense cum_psn */
-	if (pk->ack.rate_mbps) {
-		uint64_t r = (uint64_t)pk->ack.rate_mbps * 1000000ull;
+	if (!c->hint_bps) {
+		/* First hint: start at a random point within one packet
+		 * time at that rate, so that the senders of an incast, all
+		 * learning their share at once, do not all send their
+		 * first packet at once. */
+		uint64_t gap = (uint64_t)(c->mtu + 64u) * 8u * 1000000000ull /
+			       r;
 
-		if (!c->hint_bps) {
-			/* First hint: start at a random point within one
-			 * packet time at that rate, so that the senders of
-			 * an incast, all learning their share at once, do
-			 * not all send their first packet at once. */
-			uint64_t gap = (uint64_t)(c->mtu + 64u) * 8u *
-				       1000000000ull / r;
-
-			c->next_send = now + mroce_rng_below(
-				e, (uint32_t)(gap < UINT32_MAX ? gap + 1 :
-								 UINT32_MAX));
-		}
-		c->hint_bps = r;
-		c->hint_time = now;
+		c->next_send = now + mroce_rng_below(
+			e, (uint32_t)(gap < UINT32_MAX ? gap + 1 : UINT32_MAX));
 	}
+	c->hint_bps = r;
+	c->hint_time = now;
+}
+
+/* SACK walk: acknowledge every entry below cum_psn and every one the
+ * SACK names, raise high_acked, and move una past what is settled.
+ * Returns the number of entries newly acknowledged. */
+static uint32_t ack_sack_walk(struct mroce_engine *e, struct mr_conn *c,
+			      struct mr_path *p,
+			      const struct mroce_meta_pkt *pk)
+{
+	uint32_t cum = pk->ack.cum_psn, newly = 0, high;
+
 	while (mroce_psn_before(p->una, cum)) {
 		uint16_t idx = p->ring[p->una % MR_PATH_WIN];
 
@@ -172,8 +169,16 @@ void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
 	while (p->una != p->next_psn &&
 	       p->ring[p->una % MR_PATH_WIN] == MR_TXE_NONE)
 		p->una++;
+	return newly;
+}
 
-	/* A path is FIFO: dupthresh later PSNs received means loss. */
+/* Loss detection. A path is FIFO: dupthresh later PSNs received means
+ * loss; retransmissions overtaken by dupthresh later PSNs are lost too. */
+static void ack_detect_loss(struct mroce_engine *e, struct mr_conn *c,
+			    struct mr_path *p, uint64_t now)
+{
+	uint32_t limit;
+
 	if (mroce_psn_before(p->loss_scan, p->una))
 		p->loss_scan = p->una;
 	limit = p->high_acked - p->dupthresh;
@@ -185,7 +190,6 @@ void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
 			mr_lose_entry(e, c, p, idx, now);
 		p->loss_scan++;
 	}
-	/* Retransmissions overtaken by dupthresh later PSNs are lost too. */
 	while (p->rtx_n) {
 		const uint16_t *q = p->rtxq[p->rtx_head];
 		uint16_t off = (uint16_t)(q[0] - (uint16_t)p->una);
@@ -205,92 +209,144 @@ void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		p->rtx_head = (p->rtx_head + 1) % MR_RTXQ;
 		p->rtx_n--;
 	}
-	/* The answer to our PROBE: whatever was sent before it and is
-	 * still missing is lost. */
+}
+
+/* The RTT sample (us) an ACK's echo gives, 0 = none (no echo, or one
+ * from before a wrap of the microsecond clock). */
+static uint32_t ack_rtt(uint32_t tsecr, uint64_t now)
+{
+	uint32_t rtt;
+
+	if (!tsecr)
+		return 0;
+	rtt = now_us(now) - tsecr;
+	return rtt > 10000000 ? 0 : rtt;
+}
+
+/* The RTT estimator (the gains of RFC 6298): the first sample sets srtt
+ * and rttvar, later ones move them by 1/8 and 1/4. */
+static void rtt_update(struct mr_path *p, uint32_t rtt)
+{
+	uint32_t dv;
+
+	if (!p->srtt_us) {
+		p->srtt_us = rtt;
+		p->rttvar_us = rtt / 2;
+		return;
+	}
+	dv = rtt > p->srtt_us ? rtt - p->srtt_us : p->srtt_us - rtt;
+	p->rttvar_us = (3 * p->rttvar_us + dv) / 4;
+	p->srtt_us = (7 * p->srtt_us + rtt) / 8;
+}
+
+/* The answer to our PROBE: whatever was sent before it and is still
+ * missing is lost. For a port an exploration moved, the PROBE's round
+ * trip also tells whether it landed behind a queue: then the next port
+ * is tried at once (true: the path moved, the ACK is done with). */
+static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
+			     int slot, const struct mroce_meta_pkt *pk,
+			     uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	uint32_t prtt;
+	uint64_t nrtt;
+
+	p->probe_ts = 0;	/* one answer per probe */
+	for (uint32_t s = p->una; mroce_psn_before(s, p->probe_psn); s++) {
+		uint16_t idx = p->ring[s % MR_PATH_WIN];
+
+		if (idx != MR_TXE_NONE && !rtx_after_probe(p, &c->txe[idx]))
+			mr_lose_entry(e, c, p, idx, now);
+	}
+	prtt = ack_rtt(pk->ack.tsecr, now);
+	nrtt = now - p->probe_sent;
+	/* an idle port's first RTT sample (ack_port_check) */
+	if (!p->srtt_us && prtt && prtt < 10000000)
+		rtt_update(p, prtt);
+	if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
+		c->probe_rtt_min = nrtt;
+	if (p->probation && p->hops && c->probe_rtt_min &&
+	    !c->explore_failed && nrtt > mr_hop_limit(e, c)) {
+		if (p->hops < MR_EXPLORE_HOPS) {
+			mr_explore_hop(e, c, slot, now);
+			return true;
+		}
+		mr_explore_busy(e, c, p);
+	}
+	p->hops = 0;
+	p->probed = 0;
+	p->probation = 0;
+	p->ack_tx = 0;
+	mr_path_arm(e, c, p, now);
+	return false;
+}
+
+/* Progress: newly entries acknowledged on path slot. Feeds the RTT
+ * estimator and the CC, revives the connection's other paths after a
+ * quiet spell, clears the path's suspicion, and gives exploration its
+ * measurements. */
+static void ack_progress(struct mroce_engine *e, struct mr_conn *c, int slot,
+			 const struct mroce_meta_pkt *pk, uint32_t newly,
+			 uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	uint32_t rtt = ack_rtt(pk->ack.tsecr, now);
+
+	if (rtt) {
+		rtt_update(p, rtt);
+		if (!p->min_rtt_us || rtt < p->min_rtt_us)
+			p->min_rtt_us = rtt;
+		if (!c->explore_rtt_lo || rtt < c->explore_rtt_lo)
+			c->explore_rtt_lo = rtt;
+	}
+	mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
+	if (now - c->last_ack > mr_path_pto(e, c, p))
+		conn_revive(e, c, p, now);
+	c->explore_acked += newly;
+	p->explore_acked += newly;
+	p->last_ack = c->last_ack = now;
+	if (pk->ack.tsecr &&
+	    (!c->last_tsecr || (int32_t)(pk->ack.tsecr - c->last_tsecr) > 0))
+		c->last_tsecr = pk->ack.tsecr;
+	p->probed = 0;
+	p->tlp = 0;
+	c->backoff = 0;
+	mr_path_arm(e, c, p, now);
+	mr_path_move(e, c, slot, now);
+	mr_path_explore(e, c, now);
+}
+
+void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
+	       const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	uint32_t cum = pk->ack.cum_psn, newly;
+	struct mr_path *p;
+
+	MROCE_STAT_INC(e, rx_acks);
+	if (pk->path >= c->npaths)
+		return;
+	p = &c->path[pk->path];
+	if (pk->path_gen != p->gen)
+		return;	/* ACK for a retired generation */
+	if (mroce_psn_before(p->next_psn, cum) ||
+	    mroce_psn_before(cum, p->una - MR_PATH_WIN))
+		return;	/* nonsense cum_psn */
+	if (pk->ack.rate_mbps)
+		ack_hint(e, c, pk, now);
+	newly = ack_sack_walk(e, c, p, pk);
+	ack_detect_loss(e, c, p, now);
 	if ((pk->ack.flags & MROCE_ACKF_PROBE) && p->probe_ts &&
 	    pk->ack.tsecr == p->probe_ts &&
-	    (uint32_t)(p->probe_psn - p->una) <= MR_PATH_WIN) {
-		p->probe_ts = 0;	/* one answer per probe */
-		for (uint32_t s = p->una; mroce_psn_before(s, p->probe_psn);
-		     s++) {
-			uint16_t idx = p->ring[s % MR_PATH_WIN];
-
-			if (idx != MR_TXE_NONE &&
-			    !rtx_after_probe(p, &c->txe[idx]))
-				mr_lose_entry(e, c, p, idx, now);
-		}
-		uint32_t prtt = now_us(now) - pk->ack.tsecr;
-		uint64_t nrtt = now - p->probe_sent;
-
-		/* an idle port's first RTT sample (ack_port_check) */
-		if (!p->srtt_us && prtt && prtt < 10000000) {
-			p->srtt_us = prtt;
-			p->rttvar_us = prtt / 2;
-		}
-		if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
-			c->probe_rtt_min = nrtt;
-		if (p->probation && p->hops && c->probe_rtt_min &&
-		    !c->explore_failed && nrtt > mr_hop_limit(e, c)) {
-			if (p->hops < MR_EXPLORE_HOPS) {
-				mr_explore_hop(e, c, pk->path, now);
-				return;
-			}
-			mr_explore_busy(e, c, p);
-		}
-		p->hops = 0;
-		p->probed = 0;
-		p->probation = 0;
-		p->ack_tx = 0;
-		mr_path_arm(e, c, p, now);
-	}
-
+	    (uint32_t)(p->probe_psn - p->una) <= MR_PATH_WIN &&
+	    ack_probe_answer(e, c, pk->path, pk, now))
+		return;
 	if (pk->ack.ce_count) {
 		p->ce_marks += pk->ack.ce_count;
 		p->cc.ce_acks++;
 	}
 	p->cc.acks++;
-	if (newly) {
-		uint32_t rtt = 0;
-
-		if (pk->ack.tsecr) {
-			rtt = now_us(now) - pk->ack.tsecr;
-			if (rtt > 10000000)
-				rtt = 0;	/* echo from before a wrap */
-		}
-		if (rtt) {
-			if (!p->srtt_us) {
-				p->srtt_us = rtt;
-				p->rttvar_us = rtt / 2;
-			} else {
-				uint32_t dv = rtt > p->srtt_us ?
-						      rtt - p->srtt_us :
-						      p->srtt_us - rtt;
-
-				p->rttvar_us = (3 * p->rttvar_us + dv) / 4;
-				p->srtt_us = (7 * p->srtt_us + rtt) / 8;
-			}
-			if (!p->min_rtt_us || rtt < p->min_rtt_us)
-				p->min_rtt_us = rtt;
-			if (!c->explore_rtt_lo || rtt < c->explore_rtt_lo)
-				c->explore_rtt_lo = rtt;
-		}
-		mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
-		if (now - c->last_ack > mr_path_pto(e, c, p))
-			conn_revive(e, c, p, now);
-		c->explore_acked += newly;
-		p->explore_acked += newly;
-		p->last_ack = c->last_ack = now;
-		if (pk->ack.tsecr &&
-		    (!c->last_tsecr ||
-		     (int32_t)(pk->ack.tsecr - c->last_tsecr) > 0))
-			c->last_tsecr = pk->ack.tsecr;
-		p->probed = 0;
-		p->tlp = 0;
-		c->backoff = 0;
-		mr_path_arm(e, c, p, now);
-		mr_path_move(e, c, pk->path, now);
-		mr_path_explore(e, c, now);
-	}
+	if (newly)
+		ack_progress(e, c, pk->path, pk, newly, now);
 }
 
 void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,

@@ -9,6 +9,27 @@
 
 #include "metaroce_int.h"
 
+const char *const mr_conn_state_names[MR_CONN_NSTATES] = {
+#define MR_X(name, str) [MR_CONN_##name] = str,
+	MR_CONN_STATES(MR_X)
+#undef MR_X
+};
+
+/* Bit t of legal_next[s]: s -> t is a transition (see metaroce_int.h). */
+static const uint8_t legal_next[MR_CONN_NSTATES] = {
+	[MR_CONN_IDLE] = 1u << MR_CONN_REQ_SENT | 1u << MR_CONN_ESTABLISHED,
+	[MR_CONN_REQ_SENT] = 1u << MR_CONN_CONFIRM_SENT |
+			     1u << MR_CONN_ESTABLISHED | 1u << MR_CONN_IDLE,
+	[MR_CONN_CONFIRM_SENT] = 1u << MR_CONN_ESTABLISHED | 1u << MR_CONN_IDLE,
+};
+
+/* The one place a connection changes state. */
+void mr_conn_set_state(struct mr_conn *c, enum mr_conn_state s)
+{
+	assert(legal_next[c->state] & (1u << s));
+	c->state = (uint8_t)s;
+}
+
 struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 {
 	struct mr_engine *t = T(e);
@@ -145,8 +166,7 @@ void mr_conn_kick(struct mr_conn *c)
 
 bool mr_conn_idle(const struct mr_conn *c)
 {
-	if (c->state == MR_CONN_REQ_SENT || c->state == MR_CONN_CONFIRM_SENT ||
-	    c->want_hs || c->want_accept || c->nak_count || c->txe_used ||
+	if (mr_conn_handshaking(c) || c->want_hs || c->want_accept || c->nak_count || c->txe_used ||
 	    c->hold_until ||
 	    !mroce_list_empty(&c->sched))
 		return false;

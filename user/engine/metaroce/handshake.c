@@ -83,7 +83,7 @@ static struct mr_hsreply *hsq_push(struct mr_engine *t, uint8_t opcode,
 
 void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
-	c->state = MR_CONN_REQ_SENT;
+	mr_conn_set_state(c, MR_CONN_REQ_SENT);
 	c->nonce = mroce_rng_u64(e);
 	c->hs_tries = 0;
 	c->want_hs = 1;
@@ -96,7 +96,7 @@ static void conn_established(struct mroce_engine *e, struct mr_conn *c,
 {
 	struct mroce_list *n;
 
-	c->state = MR_CONN_ESTABLISHED;
+	mr_conn_set_state(c, MR_CONN_ESTABLISHED);
 	c->est_ms = cookie_clock(now);
 	c->last_rx = now;
 	c->want_hs = 0;
@@ -113,7 +113,7 @@ void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c)
 {
 	struct mroce_list *n, *nx;
 
-	c->state = MR_CONN_IDLE;
+	mr_conn_set_state(c, MR_CONN_IDLE);
 	c->want_hs = 0;
 	c->hs_deadline = 0;
 	for (n = c->qps.next; n != &c->qps; n = nx) {
@@ -169,8 +169,7 @@ int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		c = mr_conn_by_id(e, pk->conn_id);
 		if (!c || c->peer != m->peer)
 			return -ENOENT;
-		if (c->state != MR_CONN_REQ_SENT &&
-		    c->state != MR_CONN_CONFIRM_SENT)
+		if (!mr_conn_handshaking(c))
 			return 0;	/* late duplicate */
 		if (pk->conn.nonce != c->nonce)
 			return -EINVAL;
@@ -183,7 +182,7 @@ int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			uint64_t rtt = now > c->hs_sent ? now - c->hs_sent : 0;
 
 			c->hs_rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
-			c->state = MR_CONN_CONFIRM_SENT;
+			mr_conn_set_state(c, MR_CONN_CONFIRM_SENT);
 			c->hs_fast = 0;
 			c->hs_tries = 0;
 			c->want_hs = 1;

@@ -18,6 +18,7 @@
 #ifndef MROCE_METAROCE_INT_H
 #define MROCE_METAROCE_INT_H
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include "../engine_int.h"
@@ -179,12 +180,32 @@ struct mr_path {
 	uint64_t ack_due;	/* ns; 0 = no ACK pending */
 };
 
+/* Connection states, in one list for the enum and the name table. Every
+ * change goes through mr_conn_set_state() (conn.c), which knows the legal
+ * transitions:
+ *   IDLE -> REQ_SENT		a QP needs the connection (mr_hs_start)
+ *   REQ_SENT -> CONFIRM_SENT	CHALLENGE received
+ *   IDLE, REQ_SENT, CONFIRM_SENT -> ESTABLISHED
+ *				the peer's CONFIRM adopted (also during a
+ *				simultaneous open), or our CONFIRM's ACCEPT
+ *   REQ_SENT, CONFIRM_SENT -> IDLE
+ *				the handshake ran out of retries (mr_hs_fail)
+ * ESTABLISHED is final: a restarted peer gets a fresh connection
+ * (mr_conn_restart). */
+#define MR_CONN_STATES(X)                                                      \
+	X(IDLE, "idle")                                                        \
+	X(REQ_SENT, "req-sent")		/* initiator: waiting for CHALLENGE */ \
+	X(CONFIRM_SENT, "confirm-sent")	/* initiator: waiting for ACCEPT */    \
+	X(ESTABLISHED, "established")
+
 enum mr_conn_state {
-	MR_CONN_IDLE = 0,
-	MR_CONN_REQ_SENT,	/* initiator: waiting for CHALLENGE */
-	MR_CONN_CONFIRM_SENT,	/* initiator: waiting for ACCEPT */
-	MR_CONN_ESTABLISHED,
+#define MR_X(name, str) MR_CONN_##name,
+	MR_CONN_STATES(MR_X)
+#undef MR_X
+	MR_CONN_NSTATES
 };
+
+extern const char *const mr_conn_state_names[MR_CONN_NSTATES];
 
 struct mr_nak {
 	uint8_t code, path, gen, rnr_timer;
@@ -405,6 +426,14 @@ enum place_res {
 };
 
 /* conn.c */
+void mr_conn_set_state(struct mr_conn *c, enum mr_conn_state s);
+/* The handshake is under way (a REQ or CONFIRM of ours awaits its answer). */
+static inline bool mr_conn_handshaking(const struct mr_conn *c)
+{
+	return c->state == MR_CONN_REQ_SENT ||
+	       c->state == MR_CONN_CONFIRM_SENT;
+}
+
 struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer);
 struct mr_conn *mr_conn_by_id(const struct mroce_engine *e, uint32_t id);
 int mr_txe_alloc(struct mr_conn *c);

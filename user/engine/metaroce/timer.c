@@ -159,9 +159,7 @@ static void read_watchdog(struct mroce_engine *e, struct mr_conn *c,
 
 void mr_conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
-	if ((c->state == MR_CONN_REQ_SENT ||
-	     c->state == MR_CONN_CONFIRM_SENT) &&
-	    now >= c->hs_deadline) {
+	if (mr_conn_handshaking(c) && now >= c->hs_deadline) {
 		if (++c->hs_tries > e->cfg.retry_cnt) {
 			mr_hs_fail(e, c);
 			return;
@@ -240,7 +238,7 @@ static uint64_t conn_tdue(const struct mr_conn *c)
 {
 	uint64_t next = UINT64_MAX;
 
-	if (c->state == MR_CONN_REQ_SENT || c->state == MR_CONN_CONFIRM_SENT)
+	if (mr_conn_handshaking(c))
 		next = umin(next, c->hs_deadline);
 	if (c->state != MR_CONN_ESTABLISHED)
 		return next;

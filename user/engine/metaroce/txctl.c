@@ -100,8 +100,7 @@ int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
 {
 	struct mroce_meta_pkt pk;
 
-	if (c->want_hs && (c->state == MR_CONN_REQ_SENT ||
-			   c->state == MR_CONN_CONFIRM_SENT)) {
+	if (c->want_hs && mr_conn_handshaking(c)) {
 		mr_hs_fill(e, c, &pk, c->state == MR_CONN_REQ_SENT ?
 					      MROCE_OP_CONNECT_REQ :
 					      MROCE_OP_CONNECT_CONFIRM);
