@@ -139,129 +139,155 @@ void mr_hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
 	pk->conn.max_paths = e->cfg.npaths;
 }
 
-int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
-			   const struct mroce_meta_pkt *pk, uint64_t now)
+/* CONNECT_REQ. Stateless: answer with a cookie, remember nothing. */
+static int rx_req(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		  const struct mroce_peer *peer,
+		  const struct mroce_meta_pkt *pk, uint64_t now)
 {
-	struct mr_engine *t = T(e);
-	const struct mroce_peer *peer = mroce_peer_get(e, m->peer);
+	struct mr_hsreply *r;
+
+	if (pk->conn_id || !pk->conn.src_conn_id)
+		return -EINVAL;
+	r = hsq_push(T(e), MROCE_OP_CONNECT_CHALLENGE, m, pk->conn.src_conn_id);
+	if (!r)
+		return -ENOBUFS;
+	r->nonce = pk->conn.nonce;
+	r->cookie_time = cookie_clock(now);
+	r->cookie = cookie_mac(e, &peer->addr, pk->conn.src_conn_id,
+			       pk->conn.nonce, r->cookie_time);
+	return 0;
+}
+
+static int rx_challenge(struct mroce_engine *e, const struct mroce_rx_meta *m,
+			const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_conn *c = mr_conn_by_id(e, pk->conn_id);
+
+	if (!c || c->peer != m->peer)
+		return -ENOENT;
+	if (!mr_conn_handshaking(c))
+		return 0;	/* late duplicate */
+	if (pk->conn.nonce != c->nonce)
+		return -EINVAL;
+	mr_conn_kick(c);
+	c->cookie = pk->conn.cookie;
+	c->cookie_time = pk->conn.cookie_time;
+	if (c->state == MR_CONN_REQ_SENT) {
+		/* The first RTT sample of the connection: paths use it
+		 * until they have their own (path_pto). */
+		uint64_t rtt = now > c->hs_sent ? now - c->hs_sent : 0;
+
+		c->hs_rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
+		mr_conn_set_state(c, MR_CONN_CONFIRM_SENT);
+		c->hs_fast = 0;
+		c->hs_tries = 0;
+		c->want_hs = 1;
+		c->hs_deadline = mr_hs_deadline(e, c, 0, now);
+	}
+	return 0;
+}
+
+/* Take the peer's id, ISN and limits from its CONFIRM or ACCEPT. */
+static void hs_adopt(struct mr_conn *c, const struct mroce_meta_pkt *pk)
+{
+	c->remote_id = pk->conn.src_conn_id;
+	c->rx_isn = pk->conn.isn;
+	if (pk->conn.mtu < c->mtu)
+		c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
+	if (pk->conn.max_paths < c->npaths)
+		c->npaths = pk->conn.max_paths;
+}
+
+/* CONNECT_CONFIRM: a valid cookie makes the connection (or answers a
+ * CONFIRM whose ACCEPT was lost, or replaces an older incarnation of the
+ * peer). */
+static int rx_confirm(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		      const struct mroce_peer *peer,
+		      const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	uint32_t age = cookie_clock(now) - pk->conn.cookie_time;
 	struct mr_conn *c;
+
+	if (pk->conn_id || !pk->conn.src_conn_id)
+		return -EINVAL;
+	if (pk->conn.cookie != cookie_mac(e, &peer->addr, pk->conn.src_conn_id,
+					  pk->conn.nonce,
+					  pk->conn.cookie_time) ||
+	    age > MR_COOKIE_LIFE_MS) {
+		MROCE_STAT_INC(e, rx_no_conn);
+		return -EACCES;
+	}
+	c = T(e)->by_peer[m->peer];
+	if (c && c->state == MR_CONN_ESTABLISHED &&
+	    c->remote_id == pk->conn.src_conn_id) {
+		/* Our ACCEPT was lost (maybe the initiator even restarted
+		 * with a new nonce): answer this one. */
+		c->nonce = pk->conn.nonce;
+		c->want_accept = 1;
+		mr_conn_kick(c);
+		return 0;
+	}
+	if (c && c->state == MR_CONN_ESTABLISHED) {
+		/* Another incarnation of the peer. A CONFIRM whose cookie
+		 * predates our connection is a delayed one of an older
+		 * incarnation: ignore it. */
+		if ((int32_t)(pk->conn.cookie_time - c->est_ms) < 0) {
+			MROCE_STAT_INC(e, rx_no_conn);
+			return -ESTALE;
+		}
+		c = mr_conn_restart(e, c, now);
+	} else if (!c) {
+		c = mr_conn_new(e, m->peer);
+	}
+	if (!c)
+		return -ENOMEM;
+	/* Adopt (also when we were initiating: simultaneous open converges
+	 * because each side keeps its own id and ISN). */
+	c->nonce = pk->conn.nonce;
+	hs_adopt(c, pk);
+	c->want_accept = 1;
+	mr_conn_kick(c);
+	conn_established(e, c, now);
+	/* A peer that just connected is about to send: count it in the fair
+	 * share from now, not from its first data packet, so that the hints
+	 * of a growing incast shrink before the newcomers' data arrives. */
+	mr_cc_fair_share(e, c, now);
+	return 0;
+}
+
+static int rx_accept(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		     const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	struct mr_conn *c = mr_conn_by_id(e, pk->conn_id);
+
+	if (!c || c->peer != m->peer)
+		return -ENOENT;
+	if (c->state == MR_CONN_ESTABLISHED)
+		return 0;
+	if (c->state != MR_CONN_CONFIRM_SENT || pk->conn.nonce != c->nonce ||
+	    !pk->conn.src_conn_id)
+		return -EINVAL;
+	hs_adopt(c, pk);
+	conn_established(e, c, now);
+	return 0;
+}
+
+int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
+		    const struct mroce_meta_pkt *pk, uint64_t now)
+{
+	const struct mroce_peer *peer = mroce_peer_get(e, m->peer);
 
 	if (!peer)
 		return -ENOENT;
 	switch (pk->opcode) {
-	case MROCE_OP_CONNECT_REQ: {
-		/* Stateless: answer with a cookie, remember nothing. */
-		struct mr_hsreply *r;
-
-		if (pk->conn_id || !pk->conn.src_conn_id)
-			return -EINVAL;
-		r = hsq_push(t, MROCE_OP_CONNECT_CHALLENGE, m,
-			     pk->conn.src_conn_id);
-		if (!r)
-			return -ENOBUFS;
-		r->nonce = pk->conn.nonce;
-		r->cookie_time = cookie_clock(now);
-		r->cookie = cookie_mac(e, &peer->addr, pk->conn.src_conn_id,
-				       pk->conn.nonce, r->cookie_time);
-		return 0;
-	}
+	case MROCE_OP_CONNECT_REQ:
+		return rx_req(e, m, peer, pk, now);
 	case MROCE_OP_CONNECT_CHALLENGE:
-		c = mr_conn_by_id(e, pk->conn_id);
-		if (!c || c->peer != m->peer)
-			return -ENOENT;
-		if (!mr_conn_handshaking(c))
-			return 0;	/* late duplicate */
-		if (pk->conn.nonce != c->nonce)
-			return -EINVAL;
-		mr_conn_kick(c);
-		c->cookie = pk->conn.cookie;
-		c->cookie_time = pk->conn.cookie_time;
-		if (c->state == MR_CONN_REQ_SENT) {
-			/* The first RTT sample of the connection: paths
-			 * use it until they have their own (path_pto). */
-			uint64_t rtt = now > c->hs_sent ? now - c->hs_sent : 0;
-
-			c->hs_rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
-			mr_conn_set_state(c, MR_CONN_CONFIRM_SENT);
-			c->hs_fast = 0;
-			c->hs_tries = 0;
-			c->want_hs = 1;
-			c->hs_deadline = mr_hs_deadline(e, c, 0, now);
-		}
-		return 0;
-	case MROCE_OP_CONNECT_CONFIRM: {
-		uint32_t age = cookie_clock(now) - pk->conn.cookie_time;
-
-		if (pk->conn_id || !pk->conn.src_conn_id)
-			return -EINVAL;
-		if (pk->conn.cookie != cookie_mac(e, &peer->addr,
-						  pk->conn.src_conn_id,
-						  pk->conn.nonce,
-						  pk->conn.cookie_time) ||
-		    age > MR_COOKIE_LIFE_MS) {
-			MROCE_STAT_INC(e, rx_no_conn);
-			return -EACCES;
-		}
-		c = t->by_peer[m->peer];
-		if (c && c->state == MR_CONN_ESTABLISHED &&
-		    c->remote_id == pk->conn.src_conn_id) {
-			/* Our ACCEPT was lost (maybe the initiator even
-			 * restarted with a new nonce): answer this one. */
-			c->nonce = pk->conn.nonce;
-			c->want_accept = 1;
-			mr_conn_kick(c);
-			return 0;
-		}
-		if (c && c->state == MR_CONN_ESTABLISHED) {
-			/* Another incarnation of the peer. A CONFIRM whose
-			 * cookie predates our connection is a delayed one
-			 * of an older incarnation: ignore it. */
-			if ((int32_t)(pk->conn.cookie_time - c->est_ms) < 0) {
-				MROCE_STAT_INC(e, rx_no_conn);
-				return -ESTALE;
-			}
-			c = mr_conn_restart(e, c, now);
-		} else if (!c) {
-			c = mr_conn_new(e, m->peer);
-		}
-		if (!c)
-			return -ENOMEM;
-		/* Adopt (also when we were initiating: simultaneous open
-		 * converges because each side keeps its own id and ISN). */
-		c->remote_id = pk->conn.src_conn_id;
-		c->rx_isn = pk->conn.isn;
-		c->nonce = pk->conn.nonce;
-		if (pk->conn.mtu < c->mtu)
-			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
-		if (pk->conn.max_paths < c->npaths)
-			c->npaths = pk->conn.max_paths;
-		c->want_accept = 1;
-		mr_conn_kick(c);
-		conn_established(e, c, now);
-		/* A peer that just connected is about to send: count it in
-		 * the fair share from now, not from its first data packet,
-		 * so that the hints of a growing incast shrink before the
-		 * newcomers' data arrives. */
-		mr_cc_fair_share(e, c, now);
-		return 0;
-	}
+		return rx_challenge(e, m, pk, now);
+	case MROCE_OP_CONNECT_CONFIRM:
+		return rx_confirm(e, m, peer, pk, now);
 	case MROCE_OP_CONNECT_ACCEPT:
-		c = mr_conn_by_id(e, pk->conn_id);
-		if (!c || c->peer != m->peer)
-			return -ENOENT;
-		if (c->state == MR_CONN_ESTABLISHED)
-			return 0;
-		if (c->state != MR_CONN_CONFIRM_SENT ||
-		    pk->conn.nonce != c->nonce || !pk->conn.src_conn_id)
-			return -EINVAL;
-		c->remote_id = pk->conn.src_conn_id;
-		c->rx_isn = pk->conn.isn;
-		if (pk->conn.mtu < c->mtu)
-			c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
-		if (pk->conn.max_paths < c->npaths)
-			c->npaths = pk->conn.max_paths;
-		conn_established(e, c, now);
-		return 0;
+		return rx_accept(e, m, pk, now);
 	default:
 		return 0;	/* CLOSE / CLOSE_ACK: not used in v0 */
 	}
