@@ -127,7 +127,7 @@ void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c)
 	}
 }
 
-void mr_hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
+static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
 		       struct mroce_meta_pkt *pk, uint8_t op)
 {
 	memset(pk, 0, sizeof(*pk));
@@ -137,6 +137,94 @@ void mr_hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
 	pk->conn.nonce = c->nonce;
 	pk->conn.mtu = e->cfg.mtu;
 	pk->conn.max_paths = e->cfg.npaths;
+}
+
+/* The handshake packet connection c owes: its REQ or CONFIRM, or (as
+ * the responder) an ACCEPT. 1 = built, 0 = none due, -1 = no room. */
+int mr_tx_handshake(struct mroce_engine *e, struct mr_conn *c,
+		    struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	struct mroce_meta_pkt pk;
+
+	if (c->want_hs && mr_conn_handshaking(c)) {
+		hs_fill(e, c, &pk, c->state == MR_CONN_REQ_SENT ?
+					   MROCE_OP_CONNECT_REQ :
+					   MROCE_OP_CONNECT_CONFIRM);
+		if (c->state == MR_CONN_CONFIRM_SENT) {
+			pk.conn.cookie = c->cookie;
+			pk.conn.cookie_time = c->cookie_time;
+		}
+		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
+			return -1;
+		c->want_hs = 0;
+		c->hs_sent = now;
+		return 1;
+	}
+	if (c->want_accept && c->state == MR_CONN_ESTABLISHED) {
+		hs_fill(e, c, &pk, MROCE_OP_CONNECT_ACCEPT);
+		pk.conn_id = c->remote_id;
+		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
+			return -1;
+		c->want_accept = 0;
+		/* Follow it with an ACK of path 0 (same port, so it arrives
+		 * after the ACCEPT): it carries our fair-share hint, and the
+		 * initiator sends at most MR_FIRST_FLIGHT packets before it
+		 * has one. */
+		if (!c->path[0].rx_valid)
+			mr_rx_path_reset(c, &c->path[0], 0, 0);
+		c->path[0].rx_sport = c->path[0].sport;
+		c->ack_accept = 1;
+		mr_ack_want(e, &c->path[0], true, now);
+		return 1;
+	}
+	return 0;
+}
+
+/* Build the queued stateless replies (CHALLENGE, NAK NO_CONN) into
+ * pkts[*cnt..n-1], counting them in *cnt. -1 when one did not fit in
+ * cap (the caller sends what it has and stops), else 0. */
+int mr_tx_hsq(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
+	      size_t cap, int *cnt)
+{
+	struct mr_engine *t = T(e);
+
+	while (*cnt < n && t->nhs) {
+		struct mr_hsreply *r = &t->hsq[t->hs_head];
+		struct mroce_meta_pkt pk;
+		struct mroce_tx_pkt *out = &pkts[*cnt];
+		int len;
+
+		memset(&pk, 0, sizeof(pk));
+		pk.opcode = r->opcode;
+		pk.conn_id = r->conn_id;
+		if (r->opcode == MROCE_OP_NAK) {
+			pk.path = r->path;
+			pk.path_gen = r->gen;
+			pk.nak.code = MROCE_NAK_NO_CONN;
+			pk.nak.psn = r->psn;
+			MROCE_STAT_INC(e, tx_naks);
+		} else {
+			pk.conn.nonce = r->nonce;
+			pk.conn.cookie = r->cookie;
+			pk.conn.cookie_time = r->cookie_time;
+			pk.conn.mtu = e->cfg.mtu;
+			pk.conn.max_paths = e->cfg.npaths;
+		}
+		len = mroce_meta_build(&pk, out->buf, cap);
+		if (len < 0)
+			return -1;
+		out->len = (uint32_t)len;
+		out->peer = r->peer;
+		out->sport = r->sport;
+		out->dport = MROCE_UDP_PORT;
+		out->ect = false;
+		MROCE_STAT_INC(e, tx_pkts);
+		MROCE_STAT_ADD(e, tx_bytes, (uint64_t)len);
+		t->hs_head = (t->hs_head + 1) % MR_HSQ;
+		t->nhs--;
+		(*cnt)++;
+	}
+	return 0;
 }
 
 /* CONNECT_REQ. Stateless: answer with a cookie, remember nothing. */

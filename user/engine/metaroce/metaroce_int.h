@@ -453,8 +453,10 @@ uint64_t mr_hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
 			       uint8_t tries, uint64_t now);
 void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now);
 void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c);
-void mr_hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
-		       struct mroce_meta_pkt *pk, uint8_t op);
+int mr_tx_handshake(struct mroce_engine *e, struct mr_conn *c,
+		    struct mroce_tx_pkt *out, size_t cap, uint64_t now);
+int mr_tx_hsq(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
+	      size_t cap, int *cnt);
 int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			   const struct mroce_meta_pkt *pk, uint64_t now);
 void mr_no_conn_reply(struct mroce_engine *e,

@@ -563,42 +563,8 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	/* Timers run as their connections come due below (a driver may
 	 * call only tx() when next_timer() fires). */
 	/* Stateless handshake replies first. */
-	while (cnt < n && t->nhs) {
-		struct mr_hsreply *r = &t->hsq[t->hs_head];
-		struct mroce_meta_pkt pk;
-		struct mroce_tx_pkt *out = &pkts[cnt];
-		int len;
-
-		memset(&pk, 0, sizeof(pk));
-		pk.opcode = r->opcode;
-		pk.conn_id = r->conn_id;
-		if (r->opcode == MROCE_OP_NAK) {
-			pk.path = r->path;
-			pk.path_gen = r->gen;
-			pk.nak.code = MROCE_NAK_NO_CONN;
-			pk.nak.psn = r->psn;
-			MROCE_STAT_INC(e, tx_naks);
-		} else {
-			pk.conn.nonce = r->nonce;
-			pk.conn.cookie = r->cookie;
-			pk.conn.cookie_time = r->cookie_time;
-			pk.conn.mtu = e->cfg.mtu;
-			pk.conn.max_paths = e->cfg.npaths;
-		}
-		len = mroce_meta_build(&pk, out->buf, cap);
-		if (len < 0)
-			return cnt;
-		out->len = (uint32_t)len;
-		out->peer = r->peer;
-		out->sport = r->sport;
-		out->dport = MROCE_UDP_PORT;
-		out->ect = false;
-		MROCE_STAT_INC(e, tx_pkts);
-		MROCE_STAT_ADD(e, tx_bytes, (uint64_t)len);
-		t->hs_head = (t->hs_head + 1) % MR_HSQ;
-		t->nhs--;
-		cnt++;
-	}
+	if (mr_tx_hsq(e, pkts, n, cap, &cnt) < 0)
+		return cnt;
 	/* Only the connections due by now have anything to do. Take them
 	 * from the heap one at a time: run their expired timers, send
 	 * control before data, and put a connection that sent back at

@@ -94,127 +94,132 @@ static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
 	return c->path[slot].rx_sport;
 }
 
-/* One control packet of connection c, if any is due. 1 = built. */
-int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
-			 struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+/* The NAK at the head of the queue. */
+static int tx_nak(struct mroce_engine *e, struct mr_conn *c,
+		  struct mroce_tx_pkt *out, size_t cap)
 {
+	struct mr_nak *n = &c->nakq[c->nak_head];
 	struct mroce_meta_pkt pk;
 
-	if (c->want_hs && mr_conn_handshaking(c)) {
-		mr_hs_fill(e, c, &pk, c->state == MR_CONN_REQ_SENT ?
-					      MROCE_OP_CONNECT_REQ :
-					      MROCE_OP_CONNECT_CONFIRM);
-		if (c->state == MR_CONN_CONFIRM_SENT) {
-			pk.conn.cookie = c->cookie;
-			pk.conn.cookie_time = c->cookie_time;
-		}
-		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
-			return -1;
-		c->want_hs = 0;
-		c->hs_sent = now;
+	memset(&pk, 0, sizeof(pk));
+	pk.opcode = MROCE_OP_NAK;
+	pk.conn_id = c->remote_id;
+	pk.path = n->path;
+	pk.path_gen = n->gen;
+	pk.nak.code = n->code;
+	pk.nak.rnr_timer = n->rnr_timer;
+	pk.nak.stream = n->stream;
+	pk.nak.msn = n->msn;
+	pk.nak.psn = n->psn;
+	if (mr_emit(e, c, &pk, out, cap, n->sport, false) < 0)
+		return -1;
+	c->nak_head = (c->nak_head + 1) % MR_NAKQ;
+	c->nak_count--;
+	MROCE_STAT_INC(e, tx_naks);
+	return 1;
+}
+
+/* The pending ACK of path slot. */
+static int tx_ack(struct mroce_engine *e, struct mr_conn *c, int slot,
+		  struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	struct mroce_meta_pkt pk;
+
+	ack_fill(e, c, slot, &pk, now);
+	if (mr_emit(e, c, &pk, out, cap, ack_sport(e, c, slot, now), false) <
+	    0)
+		return -1;
+	MROCE_STAT_INC(e, tx_acks);
+	/* A PROBE says our ACKs of this path went missing: its answer
+	 * leaves on two of our ports, in case the plane of one is dead. */
+	if (p->ack_twice) {
+		p->ack_twice = 0;
 		return 1;
 	}
-	if (c->want_accept && c->state == MR_CONN_ESTABLISHED) {
-		mr_hs_fill(e, c, &pk, MROCE_OP_CONNECT_ACCEPT);
-		pk.conn_id = c->remote_id;
-		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
-			return -1;
-		c->want_accept = 0;
-		/* Follow it with an ACK of path 0 (same port, so it arrives
-		 * after the ACCEPT): it carries our fair-share hint, and the
-		 * initiator sends at most MR_FIRST_FLIGHT packets before it
-		 * has one. */
-		if (!c->path[0].rx_valid)
-			mr_rx_path_reset(c, &c->path[0], 0, 0);
-		c->path[0].rx_sport = c->path[0].sport;
-		c->ack_accept = 1;
-		mr_ack_want(e, &c->path[0], true, now);
-		return 1;
-	}
+	p->ack_cum = p->rx_cum;
+	p->ack_at = now;
+	p->ack_due = 0;
+	p->ack_pending = 0;
+	p->ack_urgent = 0;
+	p->ack_flags = 0;
+	p->rx_ce = 0;
+	return 1;
+}
+
+/* PATH_REROLL: path slot has a new generation and source port. */
+static int tx_reroll(struct mroce_engine *e, struct mr_conn *c, int slot,
+		     struct mroce_tx_pkt *out, size_t cap)
+{
+	struct mr_path *p = &c->path[slot];
+	struct mroce_meta_pkt pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.opcode = MROCE_OP_PATH_REROLL;
+	pk.conn_id = c->remote_id;
+	pk.path = (uint8_t)slot;
+	pk.path_gen = p->gen;
+	pk.reroll.old_gen = p->old_gen;
+	pk.reroll.new_gen = p->gen;
+	pk.reroll.new_sport = p->sport;
+	pk.reroll.reason = p->want_reroll;
+	if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
+		return -1;
+	p->want_reroll = 0;
+	return 1;
+}
+
+/* A PROBE on path slot: what has the receiver got? */
+static int tx_probe(struct mroce_engine *e, struct mr_conn *c, int slot,
+		    struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+	struct mroce_meta_pkt pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.opcode = MROCE_OP_PROBE;
+	/* nothing outstanding: a port check, not a question about missing
+	 * ACKs (rx_probe) */
+	pk.flags = MROCE_F_ACK_REQ | (path_empty(p) ? MROCE_F_CHECK : 0);
+	pk.conn_id = c->remote_id;
+	pk.path = (uint8_t)slot;
+	pk.path_gen = p->gen;
+	pk.next_psn = p->next_psn;
+	pk.tsval = now_us(now);
+	if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
+		return -1;
+	p->want_probe = 0;
+	p->probe_rtx = p->rtx_total;
+	p->probe_psn = p->next_psn;
+	p->probe_ts = pk.tsval;
+	p->probe_sent = now;
+	MROCE_STAT_INC(e, probes_sent);
+	return 1;
+}
+
+/* One control packet of connection c, if any is due: handshake first,
+ * then NAKs, then per path its ACK, PATH_REROLL or PROBE. 1 = built, 0 =
+ * nothing due, -1 = no room in out. */
+int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
+		  struct mroce_tx_pkt *out, size_t cap, uint64_t now)
+{
+	int r = mr_tx_handshake(e, c, out, cap, now);
+
+	if (r)
+		return r;
 	if (c->state != MR_CONN_ESTABLISHED)
 		return 0;
-	if (c->nak_count) {
-		struct mr_nak *n = &c->nakq[c->nak_head];
-
-		memset(&pk, 0, sizeof(pk));
-		pk.opcode = MROCE_OP_NAK;
-		pk.conn_id = c->remote_id;
-		pk.path = n->path;
-		pk.path_gen = n->gen;
-		pk.nak.code = n->code;
-		pk.nak.rnr_timer = n->rnr_timer;
-		pk.nak.stream = n->stream;
-		pk.nak.msn = n->msn;
-		pk.nak.psn = n->psn;
-		if (mr_emit(e, c, &pk, out, cap, n->sport, false) < 0)
-			return -1;
-		c->nak_head = (c->nak_head + 1) % MR_NAKQ;
-		c->nak_count--;
-		MROCE_STAT_INC(e, tx_naks);
-		return 1;
-	}
+	if (c->nak_count)
+		return tx_nak(e, c, out, cap);
 	for (int i = 0; i < c->npaths; i++) {
 		struct mr_path *p = &c->path[i];
 
-		if (p->ack_due && (p->ack_urgent || now >= p->ack_due)) {
-			ack_fill(e, c, i, &pk, now);
-			if (mr_emit(e, c, &pk, out, cap, ack_sport(e, c, i, now),
-				 false) < 0)
-				return -1;
-			MROCE_STAT_INC(e, tx_acks);
-			/* A PROBE says our ACKs of this path went missing:
-			 * its answer leaves on two of our ports, in case
-			 * the plane of one is dead. */
-			if (p->ack_twice) {
-				p->ack_twice = 0;
-				return 1;
-			}
-			p->ack_cum = p->rx_cum;
-			p->ack_at = now;
-			p->ack_due = 0;
-			p->ack_pending = 0;
-			p->ack_urgent = 0;
-			p->ack_flags = 0;
-			p->rx_ce = 0;
-			return 1;
-		}
-		if (p->want_reroll) {
-			memset(&pk, 0, sizeof(pk));
-			pk.opcode = MROCE_OP_PATH_REROLL;
-			pk.conn_id = c->remote_id;
-			pk.path = (uint8_t)i;
-			pk.path_gen = p->gen;
-			pk.reroll.old_gen = p->old_gen;
-			pk.reroll.new_gen = p->gen;
-			pk.reroll.new_sport = p->sport;
-			pk.reroll.reason = p->want_reroll;
-			if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
-				return -1;
-			p->want_reroll = 0;
-			return 1;
-		}
-		if (p->want_probe) {
-			memset(&pk, 0, sizeof(pk));
-			pk.opcode = MROCE_OP_PROBE;
-			/* nothing outstanding: a port check, not a
-			 * question about missing ACKs (rx_probe) */
-			pk.flags = MROCE_F_ACK_REQ |
-				   (path_empty(p) ? MROCE_F_CHECK : 0);
-			pk.conn_id = c->remote_id;
-			pk.path = (uint8_t)i;
-			pk.path_gen = p->gen;
-			pk.next_psn = p->next_psn;
-			pk.tsval = now_us(now);
-			if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
-				return -1;
-			p->want_probe = 0;
-			p->probe_rtx = p->rtx_total;
-			p->probe_psn = p->next_psn;
-			p->probe_ts = pk.tsval;
-			p->probe_sent = now;
-			MROCE_STAT_INC(e, probes_sent);
-			return 1;
-		}
+		if (p->ack_due && (p->ack_urgent || now >= p->ack_due))
+			return tx_ack(e, c, i, out, cap, now);
+		if (p->want_reroll)
+			return tx_reroll(e, c, i, out, cap);
+		if (p->want_probe)
+			return tx_probe(e, c, i, out, cap, now);
 	}
 	return 0;
 }
