@@ -202,8 +202,112 @@ static enum place_res place_read_resp(struct mroce_engine *e,
 	return PL_OK;
 }
 
-enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
-			       int slot, const struct mroce_meta_pkt *pk)
+/* The target of a new message (rm is free): the receive a SEND consumes,
+ * or the region a WRITE or READ_REQ names, checked over the whole
+ * message; and its segment tracker. false: refused (NAK queued). */
+static bool rxmsg_open(struct mroce_engine *e, struct mr_conn *c,
+		       struct mroce_qp *qp, struct mr_rxmsg *rm, int slot,
+		       const struct mroce_meta_pkt *pk)
+{
+	struct mr_qp *q = QP(qp);
+	enum mroce_mr_check mc;
+	struct mroce_rwqe *r;
+	int32_t k;
+
+	memset(rm, 0, sizeof(*rm));
+	switch (pk->opcode) {
+	case MROCE_OP_SEND:
+	case MROCE_OP_SEND_IMM:
+		k = (int32_t)(pk->ssn - q->rx_ssn);
+		if (k < 0) {
+			refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
+			return false;
+		}
+		r = mroce_rq_head(qp, (uint32_t)k);
+		if (!r) {	/* RNR: hole + NAK, the sender retries */
+			refuse(e, c, qp, MROCE_NAK_RNR, slot, pk, false);
+			return false;
+		}
+		if (pk->msg_len > r->wr.sge.length) {
+			refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
+			return false;
+		}
+		rm->va = r->wr.sge.addr;
+		rm->key = r->wr.sge.lkey;
+		break;
+	case MROCE_OP_WRITE:
+	case MROCE_OP_WRITE_IMM:
+	case MROCE_OP_READ_REQ:
+		mc = mroce_rkey_check(e, qp, pk->rkey, pk->va, pk->msg_len,
+				      pk->opcode == MROCE_OP_READ_REQ ?
+					      MROCE_ACCESS_REMOTE_READ :
+					      MROCE_ACCESS_REMOTE_WRITE);
+		if (mc != MROCE_MRC_OK) {
+			refuse(e, c, qp, mrc_nak(mc), slot, pk, true);
+			return false;
+		}
+		rm->va = pk->va;
+		rm->key = pk->rkey;
+		if (pk->opcode == MROCE_OP_READ_REQ) {
+			rm->sink_va = pk->sink_va;
+			rm->sink_key = pk->sink_key;
+		}
+		break;
+	default:
+		refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
+		return false;
+	}
+	if (mr_st_init(&rm->st, pk->opcode == MROCE_OP_READ_REQ ?
+					1 :
+					nsegs_of(pk->msg_len, c->mtu)) < 0) {
+		refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk, false);
+		return false;
+	}
+	rm->op = pk->opcode;
+	rm->msn = pk->msn;
+	rm->msg_len = pk->msg_len;
+	rm->imm = pk->imm;
+	rm->solicited = !!(pk->flags & MROCE_F_SOLICITED);
+	rm->state = MR_RX_ACTIVE;
+	return true;
+}
+
+/* Copy a packet's payload into its message's target. The region is
+ * checked again per packet: it may have gone since the first packet of
+ * the message. false: refused (NAK queued, the QP in ERR). */
+static bool place_payload(struct mroce_engine *e, struct mr_conn *c,
+			  struct mroce_qp *qp, const struct mr_rxmsg *rm,
+			  int slot, const struct mroce_meta_pkt *pk)
+{
+	bool write = pk->opcode == MROCE_OP_WRITE ||
+		     pk->opcode == MROCE_OP_WRITE_IMM;
+	uint64_t dst = rm->va + pk->offset;
+
+	if (write) {
+		enum mroce_mr_check mc = mroce_rkey_check(
+			e, qp, rm->key, dst, pk->payload_len,
+			MROCE_ACCESS_REMOTE_WRITE);
+
+		if (mc != MROCE_MRC_OK) {
+			refuse(e, c, qp, mrc_nak(mc), slot, pk, true);
+			return false;
+		}
+	} else if (mroce_lkey_check(e, rm->key, dst, pk->payload_len,
+				    MROCE_ACCESS_LOCAL_WRITE,
+				    NULL) != MROCE_MRC_OK) {
+		refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk, true);
+		return false;
+	}
+	memcpy(mroce_mr_ptr(e, rm->key, write, dst), pk->payload,
+	       pk->payload_len);
+	return true;
+}
+
+/* Place one data packet (not a READ response: place_read_resp) of
+ * stream pk->stream: check it, open its message on the first packet,
+ * copy the payload, and deliver the messages it completes. */
+enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c, int slot,
+			const struct mroce_meta_pkt *pk)
 {
 	struct mroce_qp *qp;
 	struct mr_rxmsg *rm;
@@ -234,69 +338,9 @@ enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
 		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
 	seg = pk->offset / mtu;
 	rm = &q->rx[pk->msn % MR_MSG_WIN];
-
 	if (rm->state == MR_RX_FREE) {
-		struct mroce_rwqe *r;
-		enum mroce_mr_check mc;
-
-		memset(rm, 0, sizeof(*rm));
-		switch (pk->opcode) {
-		case MROCE_OP_SEND:
-		case MROCE_OP_SEND_IMM: {
-			int32_t k = (int32_t)(pk->ssn - q->rx_ssn);
-
-			if (k < 0)
-				return refuse(e, c, qp, MROCE_NAK_INVALID_REQ,
-					      slot, pk, true);
-			r = mroce_rq_head(qp, (uint32_t)k);
-			if (!r)	/* RNR: hole + NAK, the sender retries */
-				return refuse(e, c, qp, MROCE_NAK_RNR, slot,
-					      pk, false);
-			if (pk->msg_len > r->wr.sge.length)
-				return refuse(e, c, qp, MROCE_NAK_INVALID_REQ,
-					      slot, pk, true);
-			rm->va = r->wr.sge.addr;
-			rm->key = r->wr.sge.lkey;
-			break;
-		}
-		case MROCE_OP_WRITE:
-		case MROCE_OP_WRITE_IMM:
-			mc = mroce_rkey_check(e, qp, pk->rkey, pk->va,
-					      pk->msg_len,
-					      MROCE_ACCESS_REMOTE_WRITE);
-			if (mc != MROCE_MRC_OK)
-				return refuse(e, c, qp, mrc_nak(mc), slot, pk,
-					      true);
-			rm->va = pk->va;
-			rm->key = pk->rkey;
-			break;
-		case MROCE_OP_READ_REQ:
-			mc = mroce_rkey_check(e, qp, pk->rkey, pk->va,
-					      pk->msg_len,
-					      MROCE_ACCESS_REMOTE_READ);
-			if (mc != MROCE_MRC_OK)
-				return refuse(e, c, qp, mrc_nak(mc), slot, pk,
-					      true);
-			rm->va = pk->va;
-			rm->key = pk->rkey;
-			rm->sink_va = pk->sink_va;
-			rm->sink_key = pk->sink_key;
-			break;
-		default:
-			return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot,
-				      pk, true);
-		}
-		if (mr_st_init(&rm->st, pk->opcode == MROCE_OP_READ_REQ ?
-					     1 :
-					     nsegs_of(pk->msg_len, mtu)) < 0)
-			return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk,
-				      false);
-		rm->op = pk->opcode;
-		rm->msn = pk->msn;
-		rm->msg_len = pk->msg_len;
-		rm->imm = pk->imm;
-		rm->solicited = !!(pk->flags & MROCE_F_SOLICITED);
-		rm->state = MR_RX_ACTIVE;
+		if (!rxmsg_open(e, c, qp, rm, slot, pk))
+			return PL_REFUSE;
 	} else if (rm->msn != pk->msn || rm->op != pk->opcode ||
 		   rm->msg_len != pk->msg_len ||
 		   ((pk->opcode == MROCE_OP_WRITE ||
@@ -308,32 +352,8 @@ enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
 		MROCE_STAT_INC(e, rx_dup);
 		return PL_DUP;
 	}
-	if (pk->payload_len) {
-		uint64_t dst = rm->va + pk->offset;
-
-		/* Re-check per packet: the region may have gone since the
-		 * first packet of the message. */
-		if (pk->opcode == MROCE_OP_WRITE ||
-		    pk->opcode == MROCE_OP_WRITE_IMM) {
-			enum mroce_mr_check mc = mroce_rkey_check(
-				e, qp, rm->key, dst, pk->payload_len,
-				MROCE_ACCESS_REMOTE_WRITE);
-
-			if (mc != MROCE_MRC_OK)
-				return refuse(e, c, qp, mrc_nak(mc), slot, pk,
-					      true);
-		} else if (mroce_lkey_check(e, rm->key, dst, pk->payload_len,
-					    MROCE_ACCESS_LOCAL_WRITE,
-					    NULL) != MROCE_MRC_OK) {
-			return refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk,
-				      true);
-		}
-		memcpy(mroce_mr_ptr(e, rm->key,
-				    pk->opcode == MROCE_OP_WRITE ||
-					    pk->opcode == MROCE_OP_WRITE_IMM,
-				    dst),
-		       pk->payload, pk->payload_len);
-	}
+	if (pk->payload_len && !place_payload(e, c, qp, rm, slot, pk))
+		return PL_REFUSE;
 	st_set(&rm->st, seg);
 	if (rm->st.got == rm->st.nsegs) {
 		rm->state = MR_RX_COMPLETE;
