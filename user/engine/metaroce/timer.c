@@ -9,6 +9,144 @@
 
 static uint32_t pop_due(struct mr_engine *t, uint64_t now);
 
+/* RNR wait over: held PSNs are retransmitted as they are. */
+static void hold_expired(struct mroce_engine *e, struct mr_conn *c,
+			 struct mr_path *p, uint64_t now)
+{
+	for (uint32_t s = p->una; s != p->next_psn; s++) {
+		uint16_t idx = p->ring[s % MR_PATH_WIN];
+		struct mr_txe *t;
+
+		if (idx == MR_TXE_NONE)
+			continue;
+		t = &c->txe[idx];
+		if (txe_fl(t) & TXE_HOLD) {
+			txe_clr(t, TXE_HOLD);
+			txe_set(t, TXE_LOST);
+			p->nheld--;
+			p->nlost++;
+		}
+	}
+	p->hold_until = 0;
+	if (!p->deadline)
+		mr_path_arm(e, c, p, now);
+}
+
+/* The timer of a path with nothing outstanding fired: it is idle, unless
+ * a probation probe went unanswered: probe once more (it may have been
+ * lost), then try another port. true: the path was probed or retired. */
+static bool idle_expired(struct mroce_engine *e, struct mr_conn *c, int slot,
+			 uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+
+	if (p->probed && p->probed < MR_PROBES) {
+		uint64_t pto = mr_path_pto(e, c, p);
+
+		p->probed++;
+		p->want_probe = 1;
+		p->deadline = now + (now - mr_conn_heard(c) < pto ?
+					     pto :
+					     mr_path_rto(e, c, p));
+		return true;
+	}
+	if (p->probed) {
+		mr_explore_quiet(c, now);
+		mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, false);
+		mr_path_probation(e, c, p, now);
+		return true;
+	}
+	p->deadline = 0;
+	return false;
+}
+
+/* A thin path (a window of a packet or two, on a crowded plane) with the
+ * connection alive: its oldest packet is the likely loss, and there are
+ * no followers to show it. Resend that packet instead of a PROBE (whose
+ * answer would take a round trip before the resend could even start):
+ * it asks for an immediate ACK, which tells as much as a probe's answer.
+ * Once per progress; then probes. */
+static bool tail_resend_due(const struct mr_conn *c, const struct mr_path *p,
+			    uint64_t now, uint64_t pto)
+{
+	return !p->probed && !p->tlp && p->inflight &&
+	       p->inflight + p->nlost <= MR_TLP_MAX && c->last_ack &&
+	       now - c->last_ack < pto;
+}
+
+static void tail_resend(struct mroce_engine *e, struct mr_conn *c,
+			struct mr_path *p, uint64_t now)
+{
+	for (uint32_t s = p->una; s != p->next_psn; s++) {
+		uint16_t idx = p->ring[s % MR_PATH_WIN];
+
+		if (idx == MR_TXE_NONE ||
+		    (txe_fl(&c->txe[idx]) & (TXE_LOST | TXE_HOLD)))
+			continue;
+		mr_lose_entry(e, c, p, idx, now);
+		break;
+	}
+	p->tlp = 1;
+	p->deadline = now + mr_path_pto(e, c, p);
+}
+
+/* Tail-loss probe: ask the receiver what it has. The first comes after a
+ * PTO; the next after another PTO while the connection is otherwise alive
+ * (a lost probe or answer must not cost rto_min), after an RTO when
+ * nothing at all comes back. */
+static void tail_probe(struct mroce_engine *e, struct mr_conn *c,
+		       struct mr_path *p, uint64_t now)
+{
+	if (p->probed)
+		MROCE_STAT_INC(e, rto_fires);
+	p->probed++;
+	p->want_probe = 1;
+	p->deadline = now + (mr_conn_heard(c) &&
+					     now - mr_conn_heard(c) <
+						     mr_path_pto(e, c, p) ?
+				     mr_path_pto(e, c, p) :
+				     mr_path_rto(e, c, p));
+}
+
+/* The PTO or RTO of path slot fired. true: the path was retired or
+ * probed again (nothing more to do for it in this tick). */
+static bool path_expired(struct mroce_engine *e, struct mr_conn *c, int slot,
+			 uint64_t now)
+{
+	struct mr_path *p = &c->path[slot];
+
+	if (!(p->inflight + p->nlost))
+		return idle_expired(e, c, slot, now);
+	if (mr_path_silent(e, c, p, now)) {
+		/* Silent while its siblings deliver: a dead plane (or a
+		 * port hashed into one). Waiting for RTOs would stall every
+		 * message with a segment on it for rto_min; move its data to
+		 * the live paths now and try a fresh source port, which gets
+		 * a minimal window until it proves itself. With a handful in
+		 * flight a tail loss is likelier than a dead plane: then one
+		 * probe goes first. */
+		mr_explore_quiet(c, now);
+		mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, false);
+		mr_path_probation(e, c, p, now);
+		return true;
+	}
+	if (tail_resend_due(c, p, now, mr_path_pto(e, c, p))) {
+		tail_resend(e, c, p, now);
+	} else if (p->probed < MR_PROBES) {
+		tail_probe(e, c, p, now);
+	} else {
+		/* Nothing came back after MR_PROBES probes and RTOs: the
+		 * path is a blackhole. Move everything elsewhere (a lossy
+		 * path would have answered one of them). */
+		MROCE_STAT_INC(e, rto_fires);
+		c->backoff++;
+		mr_explore_quiet(c, now);
+		mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, true);
+		return true;
+	}
+	return false;
+}
+
 static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 		       uint64_t now)
 {
@@ -16,111 +154,11 @@ static void path_timer(struct mroce_engine *e, struct mr_conn *c, int slot,
 	uint8_t reason;
 
 	mr_path_move(e, c, slot, now);
-	if (p->hold_until && now >= p->hold_until) {
-		/* RNR wait over: held PSNs are retransmitted as they are. */
-		for (uint32_t s = p->una; s != p->next_psn; s++) {
-			uint16_t idx = p->ring[s % MR_PATH_WIN];
-			struct mr_txe *t;
-
-			if (idx == MR_TXE_NONE)
-				continue;
-			t = &c->txe[idx];
-			if (txe_fl(t) & TXE_HOLD) {
-				txe_clr(t, TXE_HOLD);
-				txe_set(t, TXE_LOST);
-				p->nheld--;
-				p->nlost++;
-			}
-		}
-		p->hold_until = 0;
-		if (!p->deadline)
-			mr_path_arm(e, c, p, now);
-	}
-	if (p->deadline && now >= p->deadline) {
-		if (!(p->inflight + p->nlost)) {
-			/* Idle, unless a probation probe went unanswered:
-			 * probe once more (it may have been lost), then try
-			 * another port. */
-			if (p->probed && p->probed < MR_PROBES) {
-				uint64_t pto = mr_path_pto(e, c, p);
-
-				p->probed++;
-				p->want_probe = 1;
-				p->deadline = now + (now - mr_conn_heard(c) < pto ?
-							     pto :
-							     mr_path_rto(e, c, p));
-				return;
-			}
-			if (p->probed) {
-				mr_explore_quiet(c, now);
-				mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT,
-					       false);
-				mr_path_probation(e, c, p, now);
-				return;
-			}
-			p->deadline = 0;
-		} else if (mr_path_silent(e, c, p, now)) {
-			/* Silent while its siblings deliver: a dead plane
-			 * (or a port hashed into one). Waiting for RTOs
-			 * would stall every message with a segment on it
-			 * for rto_min; move its data to the live paths now
-			 * and try a fresh source port, which gets a minimal
-			 * window until it proves itself. With a handful in
-			 * flight a tail loss is likelier than a dead plane:
-			 * then one probe goes first. */
-			mr_explore_quiet(c, now);
-			mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, false);
-			mr_path_probation(e, c, p, now);
-			return;
-		} else if (!p->probed && !p->tlp && p->inflight &&
-			   p->inflight + p->nlost <= MR_TLP_MAX &&
-			   c->last_ack && now - c->last_ack < mr_path_pto(e, c, p)) {
-			/* A thin path (a window of a packet or two, on a
-			 * crowded plane) with the connection alive: its
-			 * oldest packet is the likely loss, and there are no
-			 * followers to show it. Resend that packet instead
-			 * of a PROBE (whose answer would take a round trip
-			 * before the resend could even start): it asks for
-			 * an immediate ACK, which tells as much as a probe's
-			 * answer. Once per progress; then probes. */
-			for (uint32_t s = p->una; s != p->next_psn; s++) {
-				uint16_t idx = p->ring[s % MR_PATH_WIN];
-
-				if (idx == MR_TXE_NONE ||
-				    (txe_fl(&c->txe[idx]) &
-				     (TXE_LOST | TXE_HOLD)))
-					continue;
-				mr_lose_entry(e, c, p, idx, now);
-				break;
-			}
-			p->tlp = 1;
-			p->deadline = now + mr_path_pto(e, c, p);
-		} else if (p->probed < MR_PROBES) {
-			/* Tail-loss probe: ask the receiver what it has. The
-			 * first comes after a PTO; the next after another
-			 * PTO while the connection is otherwise alive (a
-			 * lost probe or answer must not cost rto_min), after
-			 * an RTO when nothing at all comes back. */
-			if (p->probed)
-				MROCE_STAT_INC(e, rto_fires);
-			p->probed++;
-			p->want_probe = 1;
-			p->deadline = now + (mr_conn_heard(c) &&
-						     now - mr_conn_heard(c) <
-							     mr_path_pto(e, c, p) ?
-					     mr_path_pto(e, c, p) :
-					     mr_path_rto(e, c, p));
-		} else {
-			/* Nothing came back after MR_PROBES probes and RTOs:
-			 * the path is a blackhole. Move everything elsewhere
-			 * (a lossy path would have answered one of them). */
-			MROCE_STAT_INC(e, rto_fires);
-			c->backoff++;
-			mr_explore_quiet(c, now);
-			mr_path_retire(e, c, slot, MROCE_REROLL_TIMEOUT, true);
-			return;
-		}
-	}
+	if (p->hold_until && now >= p->hold_until)
+		hold_expired(e, c, p, now);
+	if (p->deadline && now >= p->deadline &&
+	    path_expired(e, c, slot, now))
+		return;
 	if (p->cc.sent >= 64) {
 		if (mr_cc_path_bad(c, p, &reason))
 			mr_path_retire(e, c, slot, reason, false);
