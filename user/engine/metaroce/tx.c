@@ -34,6 +34,80 @@ static bool txe_resolve(struct mroce_engine *e, struct mr_conn *c,
 	return r->w && r->w->state != MROCE_WQE_DONE;
 }
 
+/* The fields of segment seg of READ response job r->j: *nsegs its
+ * segment count. -EPERM: our source region is gone. */
+static int fill_read_resp(struct mroce_engine *e, const struct mr_conn *c,
+			  const struct txref *r, uint32_t seg,
+			  struct mroce_meta_pkt *pk, uint32_t *nsegs)
+{
+	const struct mroce_rdjob *j = r->j;
+	uint32_t mtu = c->mtu, len = seg_len(j->len, seg, mtu);
+
+	pk->opcode = MROCE_OP_READ_RESP;
+	pk->msn = j->msn;
+	pk->va = j->sink_va;
+	pk->rkey = j->sink_key;
+	if (len && mroce_rkey_check(e, r->qp, j->rkey,
+				    j->va + (uint64_t)seg * mtu, len,
+				    MROCE_ACCESS_REMOTE_READ) != MROCE_MRC_OK)
+		return -EPERM;
+	pk->payload = len ? mroce_mr_ptr(e, j->rkey, true,
+					 j->va + (uint64_t)seg * mtu) :
+			    (const uint8_t *)"";
+	pk->msg_len = j->len;
+	pk->payload_len = len;
+	*nsegs = j->nsegs;
+	return 0;
+}
+
+static uint8_t wr_op(enum mroce_wr_opcode op)
+{
+	switch (op) {
+	case MROCE_WR_SEND:
+		return MROCE_OP_SEND;
+	case MROCE_WR_SEND_WITH_IMM:
+		return MROCE_OP_SEND_IMM;
+	case MROCE_WR_RDMA_WRITE:
+		return MROCE_OP_WRITE;
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:
+		return MROCE_OP_WRITE_IMM;
+	default:
+		return MROCE_OP_READ_REQ;
+	}
+}
+
+/* The fields of segment seg of SQ message r->w: *nsegs its segment
+ * count. -EPERM: our source region is gone. */
+static int fill_sq(struct mroce_engine *e, const struct mr_conn *c,
+		   const struct txref *r, uint32_t seg,
+		   struct mroce_meta_pkt *pk, uint32_t *nsegs)
+{
+	const struct mroce_send_wr *wr = &r->w->wr;
+	uint32_t mtu = c->mtu, len = seg_len(wr->sge.length, seg, mtu);
+
+	pk->msn = r->w->msn;
+	pk->opcode = wr_op(wr->opcode);
+	pk->ssn = r->w->ssn;
+	pk->imm = wr->imm;
+	pk->va = wr->remote_addr;
+	pk->rkey = wr->rkey;
+	if (pk->opcode == MROCE_OP_READ_REQ) {
+		pk->sink_va = wr->sge.addr;
+		pk->sink_key = wr->sge.lkey;
+		len = 0;
+	} else {
+		pk->payload = mroce_wqe_local_ptr(e, r->w, seg * mtu, len, 0);
+		if (!pk->payload)
+			return -EPERM;
+	}
+	if (wr->send_flags & MROCE_SEND_SOLICITED)
+		pk->flags |= MROCE_F_SOLICITED;
+	pk->msg_len = wr->sge.length;
+	pk->payload_len = len;
+	*nsegs = r->w->nsegs;
+	return 0;
+}
+
 /* Build the data packet of segment `seg` of r into out. 0, or -ENOSPC
  * (buffer), or -EPERM (local memory vanished: message failed). */
 static int build_data(struct mroce_engine *e, struct mr_conn *c,
@@ -43,7 +117,7 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 {
 	struct mr_path *p = &c->path[slot];
 	struct mroce_meta_pkt pk;
-	uint32_t mtu = c->mtu, len, msg_len, nsegs;
+	uint32_t nsegs;
 
 	memset(&pk, 0, sizeof(pk));
 	pk.conn_id = c->remote_id;
@@ -52,66 +126,10 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 	pk.psn = psn;
 	pk.tsval = now_us(now);
 	pk.stream = r->qp->dest_qpn;
-	if (r->j) {
-		msg_len = r->j->len;
-		len = seg_len(msg_len, seg, mtu);
-		pk.opcode = MROCE_OP_READ_RESP;
-		pk.msn = r->j->msn;
-		pk.va = r->j->sink_va;
-		pk.rkey = r->j->sink_key;
-		if (len && mroce_rkey_check(e, r->qp, r->j->rkey,
-					    r->j->va + (uint64_t)seg * mtu, len,
-					    MROCE_ACCESS_REMOTE_READ) !=
-				   MROCE_MRC_OK)
-			return -EPERM;
-		pk.payload = len ? mroce_mr_ptr(e, r->j->rkey, true,
-						r->j->va + (uint64_t)seg * mtu)
-				 : (const uint8_t *)"";
-		nsegs = r->j->nsegs;
-	} else {
-		const struct mroce_send_wr *wr = &r->w->wr;
-
-		msg_len = wr->sge.length;
-		len = seg_len(msg_len, seg, mtu);
-		pk.msn = r->w->msn;
-		switch (wr->opcode) {
-		case MROCE_WR_SEND:
-			pk.opcode = MROCE_OP_SEND;
-			break;
-		case MROCE_WR_SEND_WITH_IMM:
-			pk.opcode = MROCE_OP_SEND_IMM;
-			break;
-		case MROCE_WR_RDMA_WRITE:
-			pk.opcode = MROCE_OP_WRITE;
-			break;
-		case MROCE_WR_RDMA_WRITE_WITH_IMM:
-			pk.opcode = MROCE_OP_WRITE_IMM;
-			break;
-		default:
-			pk.opcode = MROCE_OP_READ_REQ;
-			break;
-		}
-		pk.ssn = r->w->ssn;
-		pk.imm = wr->imm;
-		pk.va = wr->remote_addr;
-		pk.rkey = wr->rkey;
-		if (pk.opcode == MROCE_OP_READ_REQ) {
-			pk.sink_va = wr->sge.addr;
-			pk.sink_key = wr->sge.lkey;
-			len = 0;
-		} else {
-			pk.payload = mroce_wqe_local_ptr(e, r->w, seg * mtu,
-							 len, 0);
-			if (!pk.payload)
-				return -EPERM;
-		}
-		if (wr->send_flags & MROCE_SEND_SOLICITED)
-			pk.flags |= MROCE_F_SOLICITED;
-		nsegs = r->w->nsegs;
-	}
-	pk.offset = seg * mtu;
-	pk.msg_len = msg_len;
-	pk.payload_len = len;
+	if ((r->j ? fill_read_resp(e, c, r, seg, &pk, &nsegs) :
+		    fill_sq(e, c, r, seg, &pk, &nsegs)) < 0)
+		return -EPERM;
+	pk.offset = seg * c->mtu;
 	if (seg + 1 == nsegs) {
 		pk.flags |= MROCE_F_LAST;
 		/* The end of a message asks for an ACK of every path at
