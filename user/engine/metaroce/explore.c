@@ -152,20 +152,13 @@ void mr_explore_quiet(struct mr_conn *c, uint64_t now)
 	explore_restart(c, now, c->explore_fl & MR_EXPLORE_WARM);
 }
 
-void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
-			    uint64_t now)
+/* The length (ns) of an exploration interval: MR_EXPLORE_RTTS of the
+ * slowest path's srtt, doubled per MR_EXPLORE_TRIES failed moves. */
+static uint64_t explore_interval(const struct mroce_engine *e,
+				 const struct mr_conn *c)
 {
-	uint64_t ival, rate, link = e->cfg.link_bps, moved;
 	uint32_t srtt_max = 0;
-	uint8_t fl = c->explore_fl;
-	int worst;
 
-	/* An ACK that finds the pacer ready and data waiting: the windows,
-	 * not the rate, held the data back. */
-	if (mroce_list_empty(&c->sched))
-		c->explore_fl |= MR_EXPLORE_IDLE;
-	else if (c->next_send <= now)
-		c->explore_fl |= MR_EXPLORE_BLOCKED;
 	for (int i = 0; i < c->npaths; i++)
 		if (c->path[i].srtt_us > srtt_max)
 			srtt_max = c->path[i].srtt_us;
@@ -173,27 +166,30 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
 	 * jitter_us: its smallest RTT sample must not be one stall long. */
 	if (srtt_max < e->cfg.jitter_us)
 		srtt_max = e->cfg.jitter_us;
-	ival = (uint64_t)MR_EXPLORE_RTTS * srtt_max * 1000
+	return (uint64_t)MR_EXPLORE_RTTS * srtt_max * 1000
 	       << (c->explore_fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT ?
 		   c->explore_fails / MR_EXPLORE_TRIES : MR_EXPLORE_MAX_SHIFT);
-	if (!c->explore_start || now - c->explore_start > 4 * ival) {
-		/* First ACK, or the connection slept: start afresh. */
-		explore_restart(c, now, 0);
-		return;
-	}
-	/* An interval that holds a move (a path draining, or a new port
-	 * on probation) measures the move, not the planes: the interval
-	 * starts when the new port carries data. */
-	for (int i = 0; i < c->npaths; i++) {
+}
+
+/* An interval that holds a move (a path draining, or a new port on
+ * probation) measures the move, not the planes: the interval starts
+ * when the new port carries data. */
+static bool explore_moving(const struct mr_conn *c)
+{
+	for (int i = 0; i < c->npaths; i++)
 		if (c->path[i].moving ||
 		    (c->path[i].probation && i < 64 &&
-		     (c->explore_moved >> i & 1))) {
-			explore_restart(c, now, fl & MR_EXPLORE_WARM);
-			return;
-		}
-	}
-	if (now - c->explore_start < ival)
-		return;
+		     (c->explore_moved >> i & 1)))
+			return true;
+	return false;
+}
+
+/* The verdict on a finished interval (flags fl): is a move due? */
+static bool explore_move_due(const struct mroce_engine *e, struct mr_conn *c,
+			     uint8_t fl, uint64_t now)
+{
+	uint64_t rate, link = e->cfg.link_bps;
+
 	/* The rate the planes took from us: packets acknowledged plus
 	 * packets declared lost (their retransmissions are sent, and
 	 * counted, again). Random loss then does not look like a crowded
@@ -210,36 +206,40 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
 	if (!(fl & MR_EXPLORE_WARM) || c->npaths < 2 ||
 	    c->explore_lost * 4 > c->explore_acked ||
 	    mr_cc_rate(e, c, now) < link || (fl & MR_EXPLORE_IDLE) ||
-	    !(fl & MR_EXPLORE_BLOCKED)) {
-		explore_restart(c, now, MR_EXPLORE_WARM);
-		return;
-	}
+	    !(fl & MR_EXPLORE_BLOCKED))
+		return false;
 	/* Software endpoints: the host, not the planes, usually limits the
 	 * rate (link_bps is nominal), so a rate below it says nothing about
 	 * the planes; a queue that stays on every path does. */
-	if (e->cfg.jitter_us) {
-		if (!explore_sw_move(e, c)) {
-			explore_restart(c, now, MR_EXPLORE_WARM);
-			return;
-		}
-	} else if (rate >= link / 100 * MR_EXPLORE_PCT) {
+	if (e->cfg.jitter_us)
+		return explore_sw_move(e, c);
+	if (rate >= link / 100 * MR_EXPLORE_PCT) {
 		/* Payload rate; a balanced connection reaches ~93% of the
 		 * line. */
 		c->explore_failed = 0;
 		c->explore_good = 1;
 		c->explore_fails = 0;
-		explore_restart(c, now, MR_EXPLORE_WARM);
-		return;
-	} else if (c->explore_good) {
+		return false;
+	}
+	if (c->explore_good) {
 		/* A connection that had the rate needs two short intervals
 		 * below it in a row: one is noise (a loss recovery, a burst
 		 * of completions), and a move off a plane it needs costs a
 		 * search. */
 		c->explore_good = 0;
-		explore_restart(c, now, MR_EXPLORE_WARM);
-		return;
+		return false;
 	}
-	worst = explore_victim(c, 0);
+	return true;
+}
+
+/* Move the worst path(s) of the interval just judged, and start the
+ * next interval. */
+static void explore_move(struct mroce_engine *e, struct mr_conn *c,
+			 uint64_t now)
+{
+	int worst = explore_victim(c, 0);
+	uint64_t moved = 0;
+
 	explore_restart(c, now, MR_EXPLORE_WARM);
 	if (worst < 0)
 		return;
@@ -250,7 +250,6 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
 	 * 1/planes, so two per round would halve the search; measured, one
 	 * did better (the two least delivering paths were at times the
 	 * only two ports of a plane, which then emptied). */
-	moved = 0;
 	for (int k = 0; k < MR_EXPLORE_PATHS && worst >= 0 &&
 			(k == 0 || 4 * (k + 1) <= c->npaths);
 	     k++) {
@@ -260,4 +259,35 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
 		worst = explore_victim(c, moved);
 	}
 	c->explore_moved = moved;
+}
+
+/* Called on every ACK with progress: account the interval, and when it
+ * is over judge it and maybe move a path. */
+void mr_path_explore(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
+{
+	uint8_t fl = c->explore_fl;
+	uint64_t ival;
+
+	/* An ACK that finds the pacer ready and data waiting: the windows,
+	 * not the rate, held the data back. */
+	if (mroce_list_empty(&c->sched))
+		c->explore_fl |= MR_EXPLORE_IDLE;
+	else if (c->next_send <= now)
+		c->explore_fl |= MR_EXPLORE_BLOCKED;
+	ival = explore_interval(e, c);
+	if (!c->explore_start || now - c->explore_start > 4 * ival) {
+		/* First ACK, or the connection slept: start afresh. */
+		explore_restart(c, now, 0);
+		return;
+	}
+	if (explore_moving(c)) {
+		explore_restart(c, now, fl & MR_EXPLORE_WARM);
+		return;
+	}
+	if (now - c->explore_start < ival)
+		return;
+	if (explore_move_due(e, c, fl, now))
+		explore_move(e, c, now);
+	else
+		explore_restart(c, now, MR_EXPLORE_WARM);
 }
