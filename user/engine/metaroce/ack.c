@@ -349,8 +349,69 @@ void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
 		ack_progress(e, c, pk->path, pk, newly, now);
 }
 
+/* NAK RNR: the receiver had no receive for entry t's message. The entry
+ * is held (no retransmission until the hold is over) and the message
+ * waits; a new RNR episode of it costs one of its rnr_retry. */
+static void nak_rnr(struct mroce_engine *e, struct mr_conn *c,
+		    struct mr_path *p, struct mr_txe *t, struct mroce_qp *qp,
+		    struct mroce_wqe *w, const struct mroce_meta_pkt *pk,
+		    uint64_t now)
+{
+	uint64_t hold = (uint64_t)(pk->nak.rnr_timer ? pk->nak.rnr_timer : 1) *
+			10000;
+
+	if (!(txe_fl(t) & TXE_HOLD)) {
+		if (txe_fl(t) & TXE_LOST) {
+			txe_clr(t, TXE_LOST);
+			p->nlost--;
+		} else {
+			p->inflight--;
+		}
+		txe_set(t, TXE_HOLD);
+		p->nheld++;
+	}
+	/* RNR retries are counted by rnr_retry, not retry_cnt: the packet
+	 * did arrive. */
+	t->seg_try = txe_seg(t);
+	if (p->hold_until < now + hold)
+		p->hold_until = now + hold;
+	if (c->hold_until < now + hold)
+		c->hold_until = now + hold;
+	if (w->hold_until <= now) {
+		/* A new RNR episode of this message. */
+		if (e->cfg.rnr_retry != 7) {
+			if (!w->rnr_left) {
+				mroce_sq_fail(e, qp, w,
+					      MROCE_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			w->rnr_left--;
+		}
+		w->hold_until = now + hold;
+	}
+}
+
+/* The completion status a fatal NAK code gives the request; SUCCESS for
+ * the informational ones (OUT_OF_WINDOW, STALE_PATH). */
+static enum mroce_wc_status nak_status(uint8_t code)
+{
+	switch (code) {
+	case MROCE_NAK_BAD_RKEY:
+	case MROCE_NAK_OUT_OF_BOUNDS:
+	case MROCE_NAK_ACCESS:
+		return MROCE_WC_REM_ACCESS_ERR;
+	case MROCE_NAK_INVALID_REQ:
+	case MROCE_NAK_NO_CONN:
+		return MROCE_WC_REM_INV_REQ_ERR;
+	case MROCE_NAK_REMOTE_OP:
+		return MROCE_WC_REM_OP_ERR;
+	default:
+		return MROCE_WC_SUCCESS;
+	}
+}
+
 void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
-		      const struct mroce_meta_pkt *pk, uint64_t now)
+	       const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_txe *t = NULL;
 	struct mr_path *p = NULL;
@@ -377,61 +438,14 @@ void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
 	}
 	if (qp && (!QP(qp) || QP(qp)->conn != c))
 		qp = NULL, w = NULL;
-
-	switch (pk->nak.code) {
-	case MROCE_NAK_RNR: {
-		uint64_t hold = (uint64_t)(pk->nak.rnr_timer ?
-						   pk->nak.rnr_timer : 1) *
-				10000;
-
-		if (!t || !w || w->state == MROCE_WQE_DONE)
-			return;
-		if (!(txe_fl(t) & TXE_HOLD)) {
-			if (txe_fl(t) & TXE_LOST) {
-				txe_clr(t, TXE_LOST);
-				p->nlost--;
-			} else {
-				p->inflight--;
-			}
-			txe_set(t, TXE_HOLD);
-			p->nheld++;
-		}
-		/* RNR retries are counted by rnr_retry, not retry_cnt: the
-		 * packet did arrive. */
-		t->seg_try = txe_seg(t);
-		if (p->hold_until < now + hold)
-			p->hold_until = now + hold;
-		if (c->hold_until < now + hold)
-			c->hold_until = now + hold;
-		if (w->hold_until <= now) {
-			/* A new RNR episode of this message. */
-			if (e->cfg.rnr_retry != 7) {
-				if (!w->rnr_left) {
-					mroce_sq_fail(e, qp, w,
-						      MROCE_WC_RNR_RETRY_EXC_ERR);
-					return;
-				}
-				w->rnr_left--;
-			}
-			w->hold_until = now + hold;
-		}
+	if (pk->nak.code == MROCE_NAK_RNR) {
+		if (t && w && w->state != MROCE_WQE_DONE)
+			nak_rnr(e, c, p, t, qp, w, pk, now);
 		return;
 	}
-	case MROCE_NAK_BAD_RKEY:
-	case MROCE_NAK_OUT_OF_BOUNDS:
-	case MROCE_NAK_ACCESS:
-		st = MROCE_WC_REM_ACCESS_ERR;
-		break;
-	case MROCE_NAK_INVALID_REQ:
-	case MROCE_NAK_NO_CONN:
-		st = MROCE_WC_REM_INV_REQ_ERR;
-		break;
-	case MROCE_NAK_REMOTE_OP:
-		st = MROCE_WC_REM_OP_ERR;
-		break;
-	default:
-		return;	/* OUT_OF_WINDOW, STALE_PATH: informational */
-	}
+	st = nak_status(pk->nak.code);
+	if (st == MROCE_WC_SUCCESS)
+		return;
 	/* The refused PSN is a hole at the receiver: mark it lost; its
 	 * retransmission finds the QP in ERR and retires the path. */
 	if (t)
