@@ -265,7 +265,7 @@ static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
 		rtt_update(p, prtt);
 	if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
 		c->probe_rtt_min = nrtt;
-	if (p->probation && p->hops && c->probe_rtt_min &&
+	if (p->life == MR_PATH_PROBATION && p->hops && c->probe_rtt_min &&
 	    !c->explore_failed && nrtt > mr_hop_limit(e, c)) {
 		if (p->hops < MR_EXPLORE_HOPS) {
 			mr_explore_hop(e, c, slot, now);
@@ -275,7 +275,8 @@ static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
 	}
 	p->hops = 0;
 	p->probed = 0;
-	p->probation = 0;
+	if (p->life == MR_PATH_PROBATION)
+		mr_path_set_life(p, MR_PATH_ACTIVE);
 	p->ack_tx = 0;
 	mr_path_arm(e, c, p, now);
 	return false;

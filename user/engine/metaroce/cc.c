@@ -139,7 +139,7 @@ void mr_cc_on_explore(struct mroce_engine *e, const struct mr_conn *c,
 	 * siblings' mean window, so that landing on an idle plane pays at
 	 * once rather than after a ramp from one packet. */
 	for (int i = 0; i < c->npaths; i++) {
-		if (&c->path[i] == p || c->path[i].probation)
+		if (&c->path[i] == p || c->path[i].life == MR_PATH_PROBATION)
 			continue;
 		sum += c->path[i].cc.cwnd;
 		n++;

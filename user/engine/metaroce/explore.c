@@ -121,12 +121,12 @@ static int explore_victim(const struct mr_conn *c, uint64_t skip)
 	for (int i = 0; i < c->npaths; i++) {
 		const struct mr_path *p = &c->path[i];
 
-		if (p->moving)
+		if (p->life == MR_PATH_MOVING)
 			return -1;
 		/* a port being proven after a failure is no candidate, but
 		 * does not hold up the search (a dead plane may have taken
 		 * the only ports of a live one: their ACKs crossed it) */
-		if ((i < 64 && (skip >> i & 1)) || p->probation ||
+		if ((i < 64 && (skip >> i & 1)) || p->life == MR_PATH_PROBATION ||
 		    p->want_reroll || !p->srtt_us)
 			continue;
 		if (i < 64 && (c->explore_moved >> i & 1))
@@ -177,8 +177,8 @@ static uint64_t explore_interval(const struct mroce_engine *e,
 static bool explore_moving(const struct mr_conn *c)
 {
 	for (int i = 0; i < c->npaths; i++)
-		if (c->path[i].moving ||
-		    (c->path[i].probation && i < 64 &&
+		if (c->path[i].life == MR_PATH_MOVING ||
+		    (c->path[i].life == MR_PATH_PROBATION && i < 64 &&
 		     (c->explore_moved >> i & 1)))
 			return true;
 	return false;
@@ -254,7 +254,7 @@ static void explore_move(struct mroce_engine *e, struct mr_conn *c,
 			(k == 0 || 4 * (k + 1) <= c->npaths);
 	     k++) {
 		moved |= worst < 64 ? 1ull << worst : 0;
-		c->path[worst].moving = 1;
+		mr_path_set_life(&c->path[worst], MR_PATH_MOVING);
 		mr_path_move(e, c, worst, now);
 		worst = explore_victim(c, moved);
 	}

@@ -115,15 +115,44 @@ struct mr_cc {
 	uint32_t sent;		/* packets since last path check */
 };
 
+/* A path's lifecycle on the sender (struct mr_path.life), one list for
+ * the enum and the name table. Every change goes through
+ * mr_path_set_life() (path.c), which knows the legal transitions:
+ *   ACTIVE -> MOVING		exploration picked it (explore.c): no new
+ *				data; once drained it moves (mr_path_move)
+ *   MOVING -> ACTIVE		drained: it takes a new port, and then
+ *   ACTIVE -> PROBATION	a fresh port (a move, or a retirement away
+ *				from silence) carries no data until a PROBE
+ *				on it is answered (mr_path_probation)
+ *   PROBATION -> PROBATION	a moved port landed behind a queue: the
+ *				next port is tried (mr_explore_hop)
+ *   PROBATION -> ACTIVE	its PROBE answered (ack.c)
+ *   any -> ACTIVE		retired: new generation (mr_path_tx_init)
+ * What is not a lifecycle state stays a field of its own: `probed`
+ * (unanswered PROBEs, in any state), `tlp` (tail resent, until
+ * progress), `hops` (ports a move tried, during its PROBATION), and the
+ * requests to send want_probe / want_reroll. */
+#define MR_PATH_LIVES(X)                                                       \
+	X(ACTIVE, "active")                                                    \
+	X(MOVING, "moving")                                                    \
+	X(PROBATION, "probation")
+
+enum mr_path_life {
+#define MR_X(name, str) MR_PATH_##name,
+	MR_PATH_LIVES(MR_X)
+#undef MR_X
+	MR_PATH_NLIVES
+};
+
+extern const char *const mr_path_life_names[MR_PATH_NLIVES];
+
 struct mr_path {
 	/* transmit side (our packets on this slot) */
 	uint16_t sport;
 	uint8_t gen;
-	uint8_t probed;		/* PROBE sent, no progress since */
-	uint8_t probation;	/* rerolled: no data until a PROBE answers */
+	uint8_t life;		/* enum mr_path_life */
+	uint8_t probed;		/* PROBEs sent, no progress or answer since */
 	uint8_t tlp;		/* tail resent at a PTO, no progress since */
-	uint8_t moving;		/* exploration: no new data; once drained,
-				 * move to a new source port (path_move) */
 	uint32_t next_psn;	/* next new PSN */
 	uint32_t una;		/* oldest PSN that may be unacknowledged */
 	uint32_t loss_scan;	/* PSNs below were checked for loss */
@@ -466,6 +495,7 @@ int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 			 const struct mroce_meta_pkt *pk, uint64_t now);
 
 /* path.c */
+void mr_path_set_life(struct mr_path *p, enum mr_path_life l);
 void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot);
 uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 			    const struct mr_path *p);

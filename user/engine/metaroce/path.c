@@ -8,6 +8,27 @@
  */
 #include "metaroce_int.h"
 
+const char *const mr_path_life_names[MR_PATH_NLIVES] = {
+#define MR_X(name, str) [MR_PATH_##name] = str,
+	MR_PATH_LIVES(MR_X)
+#undef MR_X
+};
+
+/* Bit t of legal_next[s]: s -> t is a transition (see metaroce_int.h). */
+static const uint8_t legal_next[MR_PATH_NLIVES] = {
+	[MR_PATH_ACTIVE] = 1u << MR_PATH_ACTIVE | 1u << MR_PATH_MOVING |
+			   1u << MR_PATH_PROBATION,
+	[MR_PATH_MOVING] = 1u << MR_PATH_ACTIVE,
+	[MR_PATH_PROBATION] = 1u << MR_PATH_ACTIVE | 1u << MR_PATH_PROBATION,
+};
+
+/* The one place a path's lifecycle state changes. */
+void mr_path_set_life(struct mr_path *p, enum mr_path_life l)
+{
+	assert(legal_next[p->life] & (1u << l));
+	p->life = (uint8_t)l;
+}
+
 static uint16_t new_sport(struct mroce_engine *e, const struct mr_conn *c,
 			  int slot)
 {
@@ -35,7 +56,8 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	p->next_psn = p->una = p->loss_scan = p->high_acked = isn;
 	p->coal_psn = isn;
 	p->inflight = p->nlost = p->nheld = 0;
-	p->probed = p->probation = p->tlp = p->moving = p->hops = 0;
+	p->probed = p->tlp = p->hops = 0;
+	mr_path_set_life(p, MR_PATH_ACTIVE);
 	p->deadline = 0;
 	p->hold_until = 0;
 	p->srtt_us = p->rttvar_us = 0;
@@ -208,7 +230,7 @@ void mr_path_probation(struct mroce_engine *e, struct mr_conn *c,
 
 	mr_cc_on_reroll(e, p);
 	p->last_ack = now;
-	p->probation = 1;
+	mr_path_set_life(p, MR_PATH_PROBATION);
 	p->probed = 1;
 	p->want_probe = 1;
 	/* Its probe waits behind the siblings' queues: allow one and a
@@ -267,9 +289,9 @@ void mr_path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 {
 	struct mr_path *p = &c->path[slot];
 
-	if (!p->moving || !path_empty(p))
+	if (p->life != MR_PATH_MOVING || !path_empty(p))
 		return;
-	p->moving = 0;
+	mr_path_set_life(p, MR_PATH_ACTIVE);
 	p->hops = 0;
 	p->home_sport = p->sport;
 	mr_explore_hop(e, c, slot, now);

@@ -189,7 +189,7 @@ static void pace(struct mroce_engine *e, struct mr_conn *c, uint32_t bytes,
 
 bool mr_path_usable(const struct mr_path *p)
 {
-	return !p->probation && !p->moving &&
+	return p->life == MR_PATH_ACTIVE &&
 	       (uint32_t)(p->next_psn - p->una) < MR_PATH_WIN &&
 	       mr_cc_room(p) > 0;
 }
@@ -534,7 +534,7 @@ bool mr_idle_probe_due(const struct mr_path *p)
 {
 	/* not already probed since the last new PSN or retransmission
 	 * (a lost retransmission has no followers either) */
-	return p->inflight && !p->probation && !p->want_probe &&
+	return p->inflight && p->life != MR_PATH_PROBATION && !p->want_probe &&
 	       (p->probe_psn != p->next_psn || p->probe_rtx != p->rtx_total);
 }
 

@@ -52,8 +52,8 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
 void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
 			      struct mr_path *p, uint64_t now, bool now_due)
 {
-	if (!path_empty(p) || p->probed || p->want_probe || p->moving ||
-	    p->probation)
+	if (!path_empty(p) || p->probed || p->want_probe ||
+	    p->life != MR_PATH_ACTIVE)
 		return;
 	if (now_due ? !p->ack_tx : ++p->ack_tx < MR_ACK_PROBE_EVERY)
 		return;
@@ -86,7 +86,7 @@ static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
 	for (int k = 0; k < c->npaths; k++) {
 		struct mr_path *p = &c->path[c->ack_rr++ % c->npaths];
 
-		if (p->probation)
+		if (p->life == MR_PATH_PROBATION)
 			continue;
 		mr_ack_port_check(e, c, p, now, false);
 		return p->sport;
