@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of user/engine/cc.c: the per-path window rules, loss response,
- * receiver fair share, and an 8-to-1 incast through the test pump.
+ * Tests of user/engine/metaroce/cc.c: the per-path window rules, loss
+ * response, receiver fair share, and an 8-to-1 incast through the test
+ * pump.
  */
 #include "../harness.h"
 #include "engine_pump.h"
@@ -406,10 +407,10 @@ START_TEST(incast__bottleneck_does_not_collapse)
 }
 END_TEST
 
-MROCE_SUITE(engine_cc_suite)
-Suite *engine_cc_suite(void)
+MROCE_SUITE(metaroce_cc_suite)
+Suite *metaroce_cc_suite(void)
 {
-	Suite *s = suite_create("engine_cc");
+	Suite *s = suite_create("metaroce_cc");
 	TCase *tc = tcase_create("cc");
 
 	tcase_set_timeout(tc, 120);
