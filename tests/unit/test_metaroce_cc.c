@@ -20,7 +20,7 @@ static struct mroce_engine *mk(void)
 START_TEST(mr_cc_on_ack__four_quadrants)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
@@ -55,7 +55,7 @@ END_TEST
 START_TEST(mr_cc_on_ack__delay_decrease_proportional_to_excess)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
@@ -94,8 +94,8 @@ START_TEST(mr_cc_on_ack__jitter_floor_is_not_queueing)
 					.link_bps = 100000000000ull,
 					.jitter_us = 300 };
 	struct mroce_engine *e, *plain = mk();
-	struct mr_path p = { .srtt_us = 30, .min_rtt_us = 30 };
-	struct mr_path q = { .srtt_us = 30, .min_rtt_us = 30 };
+	struct mr_path p = { .rtt = { .srtt_us = 30, .min_us = 30 } };
+	struct mr_path q = { .rtt = { .srtt_us = 30, .min_us = 30 } };
 	uint32_t w0;
 
 	ck_assert_int_eq(mroce_engine_create(&cfg, &e), 0);
@@ -132,7 +132,7 @@ END_TEST
 START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
 	uint64_t now = 1000000;
 	uint32_t w0;
 

@@ -63,24 +63,24 @@ void mr_lose_entry(struct mroce_engine *e, struct mr_conn *c,
 	p->nlost++;
 	p->cc.losses++;
 	mr_cc_on_loss(e, p, now);
-	c->explore_lost++;
+	c->explore.lost++;
 }
 
 /* Was entry t retransmitted after the path's last PROBE left? Then the
  * answer to that PROBE cannot tell whether the retransmission arrived
  * (retransmissions keep their PSN, which is below the probe's). The
- * newest rtx_total - probe_rtx entries of the retransmission queue are
+ * newest rtx.total - probe_rtx entries of the retransmission queue are
  * those; when the queue forgot some, any retransmitted entry counts. */
 static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
 {
-	uint32_t k = p->rtx_total - p->probe_rtx;
+	uint32_t k = p->rtx.total - p->probe_rtx;
 
 	if (!k || txe_tries(t) < 2)
 		return false;
-	if (k > p->rtx_n)
+	if (k > p->rtx.n)
 		return true;
-	for (uint32_t i = p->rtx_n - k; i < p->rtx_n; i++)
-		if (p->rtxq[(p->rtx_head + i) % MR_RTXQ][0] == (uint16_t)t->psn)
+	for (uint32_t i = p->rtx.n - k; i < p->rtx.n; i++)
+		if (p->rtx.q[(p->rtx.head + i) % MR_RTXQ][0] == (uint16_t)t->psn)
 			return true;
 	return false;
 }
@@ -190,8 +190,8 @@ static void ack_detect_loss(struct mroce_engine *e, struct mr_conn *c,
 			mr_lose_entry(e, c, p, idx, now);
 		p->loss_scan++;
 	}
-	while (p->rtx_n) {
-		const uint16_t *q = p->rtxq[p->rtx_head];
+	while (p->rtx.n) {
+		const uint16_t *q = p->rtx.q[p->rtx.head];
 		uint16_t off = (uint16_t)(q[0] - (uint16_t)p->una);
 		uint32_t psn = p->una + off;
 		uint32_t mark = psn + (uint16_t)(q[1] - q[0]);
@@ -206,8 +206,8 @@ static void ack_detect_loss(struct mroce_engine *e, struct mr_conn *c,
 			if (idx != MR_TXE_NONE && c->txe[idx].psn == psn)
 				mr_lose_entry(e, c, p, idx, now);
 		}
-		p->rtx_head = (p->rtx_head + 1) % MR_RTXQ;
-		p->rtx_n--;
+		p->rtx.head = (p->rtx.head + 1) % MR_RTXQ;
+		p->rtx.n--;
 	}
 }
 
@@ -229,14 +229,14 @@ static void rtt_update(struct mr_path *p, uint32_t rtt)
 {
 	uint32_t dv;
 
-	if (!p->srtt_us) {
-		p->srtt_us = rtt;
-		p->rttvar_us = rtt / 2;
+	if (!p->rtt.srtt_us) {
+		p->rtt.srtt_us = rtt;
+		p->rtt.var_us = rtt / 2;
 		return;
 	}
-	dv = rtt > p->srtt_us ? rtt - p->srtt_us : p->srtt_us - rtt;
-	p->rttvar_us = (3 * p->rttvar_us + dv) / 4;
-	p->srtt_us = (7 * p->srtt_us + rtt) / 8;
+	dv = rtt > p->rtt.srtt_us ? rtt - p->rtt.srtt_us : p->rtt.srtt_us - rtt;
+	p->rtt.var_us = (3 * p->rtt.var_us + dv) / 4;
+	p->rtt.srtt_us = (7 * p->rtt.srtt_us + rtt) / 8;
 }
 
 /* The answer to our PROBE: whatever was sent before it and is still
@@ -261,12 +261,12 @@ static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
 	prtt = ack_rtt(pk->ack.tsecr, now);
 	nrtt = now - p->probe_sent;
 	/* an idle port's first RTT sample (ack_port_check) */
-	if (!p->srtt_us && prtt && prtt < 10000000)
+	if (!p->rtt.srtt_us && prtt && prtt < 10000000)
 		rtt_update(p, prtt);
-	if (!c->probe_rtt_min || nrtt < c->probe_rtt_min)
-		c->probe_rtt_min = nrtt;
-	if (p->life == MR_PATH_PROBATION && p->hops && c->probe_rtt_min &&
-	    !c->explore_failed && nrtt > mr_hop_limit(e, c)) {
+	if (!c->explore.probe_rtt_min || nrtt < c->explore.probe_rtt_min)
+		c->explore.probe_rtt_min = nrtt;
+	if (p->life == MR_PATH_PROBATION && p->hops && c->explore.probe_rtt_min &&
+	    !c->explore.failed && nrtt > mr_hop_limit(e, c)) {
 		if (p->hops < MR_EXPLORE_HOPS) {
 			mr_explore_hop(e, c, slot, now);
 			return true;
@@ -295,15 +295,15 @@ static void ack_progress(struct mroce_engine *e, struct mr_conn *c, int slot,
 
 	if (rtt) {
 		rtt_update(p, rtt);
-		if (!p->min_rtt_us || rtt < p->min_rtt_us)
-			p->min_rtt_us = rtt;
-		if (!c->explore_rtt_lo || rtt < c->explore_rtt_lo)
-			c->explore_rtt_lo = rtt;
+		if (!p->rtt.min_us || rtt < p->rtt.min_us)
+			p->rtt.min_us = rtt;
+		if (!c->explore.rtt_lo || rtt < c->explore.rtt_lo)
+			c->explore.rtt_lo = rtt;
 	}
 	mr_cc_on_ack(e, c, p, newly, pk->ack.ce_count, rtt, now);
 	if (now - c->last_ack > mr_path_pto(e, c, p))
 		conn_revive(e, c, p, now);
-	c->explore_acked += newly;
+	c->explore.acked += newly;
 	p->explore_acked += newly;
 	p->last_ack = c->last_ack = now;
 	if (pk->ack.tsecr &&

@@ -39,7 +39,7 @@ uint32_t mr_cc_room(const struct mr_path *p)
 
 static void cut(struct mr_path *p, uint32_t num, uint32_t den, uint64_t now)
 {
-	uint64_t rtt_ns = (uint64_t)(p->srtt_us ? p->srtt_us : 10) * 1000;
+	uint64_t rtt_ns = (uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 
 	/* At most one decrease per round trip: one congestion event. */
 	if (p->cc.last_cut && now - p->cc.last_cut < rtt_ns)
@@ -54,7 +54,7 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  struct mr_path *p, uint32_t newly, uint32_t ce,
 		  uint32_t rtt_us, uint64_t now)
 {
-	uint32_t base = p->min_rtt_us, target, lo;
+	uint32_t base = p->rtt.min_us, target, lo;
 	bool high_delay;
 
 	/* Queueing delay above a quarter of the base RTT (at least 1 us,
@@ -96,7 +96,7 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		}
 		p->cc.rtt_lo = 0;
 		p->cc.period_end =
-			now + (uint64_t)(p->srtt_us ? p->srtt_us : 10) * 1000;
+			now + (uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 	}
 	if (p->cc.cwnd > CC_MAX)
 		p->cc.cwnd = CC_MAX;

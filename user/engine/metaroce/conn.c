@@ -68,7 +68,7 @@ struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 	mroce_list_init(&c->sched);
 	mroce_list_add_tail(&t->conns, &c->link);
 	c->eng = t;
-	c->due = UINT64_MAX;
+	c->heap.due = UINT64_MAX;
 	mr_conn_kick(c);
 	t->by_peer[peer] = c;
 	e->peers[peer].conn = c;
@@ -158,15 +158,15 @@ void mr_conn_kick(struct mr_conn *c)
 
 	if (!mroce_list_linked(&c->alink))
 		mroce_list_add_tail(&t->active, &c->alink);
-	if (!c->dirty) {
-		c->dirty = 1;
+	if (!c->heap.dirty) {
+		c->heap.dirty = 1;
 		t->dirty[t->ndirty++] = c;
 	}
 }
 
 bool mr_conn_idle(const struct mr_conn *c)
 {
-	if (mr_conn_handshaking(c) || c->want_hs || c->want_accept || c->nak_count || c->txe_used ||
+	if (mr_conn_handshaking(c) || c->hs.want || c->hs.want_accept || c->nak_count || c->txe_used ||
 	    c->hold_until ||
 	    !mroce_list_empty(&c->sched))
 		return false;
@@ -272,7 +272,7 @@ struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
 		QP(qp)->conn = NULL;
 	}
 	/* Forget c everywhere before freeing it: heap, dirty set, slot. */
-	if (c->hidx)
+	if (c->heap.hidx)
 		mr_heap_remove(t, c);
 	for (uint32_t i = 0; i < t->ndirty; i++)
 		if (t->dirty[i] == c)
@@ -476,7 +476,7 @@ static int mr_path_info(const struct mroce_engine *e, int peer, int idx,
 	out->sport = p->sport;
 	out->gen = p->gen;
 	out->alive = c->state == MR_CONN_ESTABLISHED && !p->probed;
-	out->srtt_us = p->srtt_us;
+	out->srtt_us = p->rtt.srtt_us;
 	out->cwnd_pkts = mr_cc_cwnd_pkts(p);
 	out->inflight = p->inflight;
 	out->tx_pkts = p->tx_pkts;

@@ -13,7 +13,7 @@ static uint32_t conn_min_rtt(const struct mr_conn *c)
 	uint32_t base = 0;
 
 	for (int i = 0; i < c->npaths; i++) {
-		uint32_t m = c->path[i].min_rtt_us;
+		uint32_t m = c->path[i].rtt.min_us;
 
 		if (m && (!base || m < base))
 			base = m;
@@ -30,7 +30,7 @@ static uint32_t conn_min_rtt(const struct mr_conn *c)
 uint64_t mr_hop_limit(const struct mroce_engine *e,
 			     const struct mr_conn *c)
 {
-	uint64_t ref = c->probe_rtt_min, slack,
+	uint64_t ref = c->explore.probe_rtt_min, slack,
 		 sw = (uint64_t)e->cfg.jitter_us * 1000 / MR_EXPLORE_SW_QUEUE,
 		 base = (uint64_t)conn_min_rtt(c) * 1000;
 
@@ -53,8 +53,8 @@ void mr_explore_busy(const struct mroce_engine *e, struct mr_conn *c,
 {
 	if (!e->cfg.jitter_us)
 		return;
-	if (c->explore_fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT)
-		c->explore_fails = (c->explore_fails / MR_EXPLORE_TRIES + 1) *
+	if (c->explore.fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT)
+		c->explore.fails = (c->explore.fails / MR_EXPLORE_TRIES + 1) *
 				   MR_EXPLORE_TRIES;
 	for (int i = 0; i < c->npaths; i++)
 		if (&c->path[i] != p && c->path[i].sport == p->home_sport)
@@ -73,8 +73,8 @@ static bool explore_queued(const struct mroce_engine *e,
 {
 	uint32_t base = conn_min_rtt(c);
 
-	return base && c->explore_rtt_lo &&
-	       c->explore_rtt_lo > base + e->cfg.jitter_us / MR_EXPLORE_SW_QUEUE;
+	return base && c->explore.rtt_lo &&
+	       c->explore.rtt_lo > base + e->cfg.jitter_us / MR_EXPLORE_SW_QUEUE;
 }
 
 /* Software endpoints' verdict on a judged interval: move a path after
@@ -83,28 +83,28 @@ static bool explore_queued(const struct mroce_engine *e,
 static bool explore_sw_move(const struct mroce_engine *e, struct mr_conn *c)
 {
 	if (!explore_queued(e, c)) {
-		c->explore_qrun = 0;
-		if (c->explore_crun < MR_EXPLORE_SW_CLEAR &&
-		    ++c->explore_crun == MR_EXPLORE_SW_CLEAR)
-			c->explore_fails = 0;
+		c->explore.qrun = 0;
+		if (c->explore.crun < MR_EXPLORE_SW_CLEAR &&
+		    ++c->explore.crun == MR_EXPLORE_SW_CLEAR)
+			c->explore.fails = 0;
 		return false;
 	}
-	c->explore_crun = 0;
-	if (++c->explore_qrun < MR_EXPLORE_SW_RUN)
+	c->explore.crun = 0;
+	if (++c->explore.qrun < MR_EXPLORE_SW_RUN)
 		return false;
-	c->explore_qrun = 0;
+	c->explore.qrun = 0;
 	/* the queue is now: a path failure before it no longer explains it */
-	c->explore_failed = 0;
+	c->explore.failed = 0;
 	return true;
 }
 
 static void explore_restart(struct mr_conn *c, uint64_t now, uint8_t fl)
 {
-	c->explore_start = now;
-	c->explore_acked = 0;
-	c->explore_lost = 0;
-	c->explore_fl = fl;
-	c->explore_rtt_lo = 0;
+	c->explore.start = now;
+	c->explore.acked = 0;
+	c->explore.lost = 0;
+	c->explore.fl = fl;
+	c->explore.rtt_lo = 0;
 	for (int i = 0; i < c->npaths; i++)
 		c->path[i].explore_acked = 0;
 }
@@ -127,9 +127,9 @@ static int explore_victim(const struct mr_conn *c, uint64_t skip)
 		 * does not hold up the search (a dead plane may have taken
 		 * the only ports of a live one: their ACKs crossed it) */
 		if ((i < 64 && (skip >> i & 1)) || p->life == MR_PATH_PROBATION ||
-		    p->want_reroll || !p->srtt_us)
+		    p->want_reroll || !p->rtt.srtt_us)
 			continue;
-		if (i < 64 && (c->explore_moved >> i & 1))
+		if (i < 64 && (c->explore.moved >> i & 1))
 			continue;
 		if (worst < 0 || p->explore_acked < least) {
 			worst = i;
@@ -148,8 +148,8 @@ static int explore_victim(const struct mr_conn *c, uint64_t skip)
  * port on a dead plane never leaves probation). */
 void mr_explore_quiet(struct mr_conn *c, uint64_t now)
 {
-	c->explore_failed = 1;
-	explore_restart(c, now, c->explore_fl & MR_EXPLORE_WARM);
+	c->explore.failed = 1;
+	explore_restart(c, now, c->explore.fl & MR_EXPLORE_WARM);
 }
 
 /* The length (ns) of an exploration interval: MR_EXPLORE_RTTS of the
@@ -160,15 +160,15 @@ static uint64_t explore_interval(const struct mroce_engine *e,
 	uint32_t srtt_max = 0;
 
 	for (int i = 0; i < c->npaths; i++)
-		if (c->path[i].srtt_us > srtt_max)
-			srtt_max = c->path[i].srtt_us;
+		if (c->path[i].rtt.srtt_us > srtt_max)
+			srtt_max = c->path[i].rtt.srtt_us;
 	/* A software endpoint's interval spans at least MR_EXPLORE_RTTS
 	 * jitter_us: its smallest RTT sample must not be one stall long. */
 	if (srtt_max < e->cfg.jitter_us)
 		srtt_max = e->cfg.jitter_us;
 	return (uint64_t)MR_EXPLORE_RTTS * srtt_max * 1000
-	       << (c->explore_fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT ?
-		   c->explore_fails / MR_EXPLORE_TRIES : MR_EXPLORE_MAX_SHIFT);
+	       << (c->explore.fails / MR_EXPLORE_TRIES < MR_EXPLORE_MAX_SHIFT ?
+		   c->explore.fails / MR_EXPLORE_TRIES : MR_EXPLORE_MAX_SHIFT);
 }
 
 /* An interval that holds a move (a path draining, or a new port on
@@ -179,7 +179,7 @@ static bool explore_moving(const struct mr_conn *c)
 	for (int i = 0; i < c->npaths; i++)
 		if (c->path[i].life == MR_PATH_MOVING ||
 		    (c->path[i].life == MR_PATH_PROBATION && i < 64 &&
-		     (c->explore_moved >> i & 1)))
+		     (c->explore.moved >> i & 1)))
 			return true;
 	return false;
 }
@@ -198,13 +198,13 @@ static bool explore_move_due(const struct mroce_engine *e, struct mr_conn *c,
 	 * either rerolled for nothing or (as before) had to give up on
 	 * every interval with a little loss - which left a connection of
 	 * 8 ports on 3 of 4 planes there for good under 1% loss. */
-	rate = (uint64_t)(c->explore_acked + c->explore_lost) * c->mtu * 8 *
-	       1000000000ull / (now - c->explore_start);
+	rate = (uint64_t)(c->explore.acked + c->explore.lost) * c->mtu * 8 *
+	       1000000000ull / (now - c->explore.start);
 	/* The first interval holds the rate's ramp: not a measurement.
 	 * Nor is one where a fifth of the packets was lost: that is a
 	 * failure (a dead plane), which the path timers handle. */
 	if (!(fl & MR_EXPLORE_WARM) || c->npaths < 2 ||
-	    c->explore_lost * 4 > c->explore_acked ||
+	    c->explore.lost * 4 > c->explore.acked ||
 	    mr_cc_rate(e, c, now) < link || (fl & MR_EXPLORE_IDLE) ||
 	    !(fl & MR_EXPLORE_BLOCKED))
 		return false;
@@ -216,17 +216,17 @@ static bool explore_move_due(const struct mroce_engine *e, struct mr_conn *c,
 	if (rate >= link / 100 * MR_EXPLORE_PCT) {
 		/* Payload rate; a balanced connection reaches ~93% of the
 		 * line. */
-		c->explore_failed = 0;
-		c->explore_good = 1;
-		c->explore_fails = 0;
+		c->explore.failed = 0;
+		c->explore.good = 1;
+		c->explore.fails = 0;
 		return false;
 	}
-	if (c->explore_good) {
+	if (c->explore.good) {
 		/* A connection that had the rate needs two short intervals
 		 * below it in a row: one is noise (a loss recovery, a burst
 		 * of completions), and a move off a plane it needs costs a
 		 * search. */
-		c->explore_good = 0;
+		c->explore.good = 0;
 		return false;
 	}
 	return true;
@@ -243,8 +243,8 @@ static void explore_move(struct mroce_engine *e, struct mr_conn *c,
 	explore_restart(c, now, MR_EXPLORE_WARM);
 	if (worst < 0)
 		return;
-	if (c->explore_fails < UINT8_MAX)
-		c->explore_fails++;
+	if (c->explore.fails < UINT8_MAX)
+		c->explore.fails++;
 	/* MR_EXPLORE_PATHS per round, never more than a quarter of the
 	 * paths. Each new port finds a given idle plane with probability
 	 * 1/planes, so two per round would halve the search; measured, one
@@ -258,24 +258,24 @@ static void explore_move(struct mroce_engine *e, struct mr_conn *c,
 		mr_path_move(e, c, worst, now);
 		worst = explore_victim(c, moved);
 	}
-	c->explore_moved = moved;
+	c->explore.moved = moved;
 }
 
 /* Called on every ACK with progress: account the interval, and when it
  * is over judge it and maybe move a path. */
 void mr_path_explore(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
-	uint8_t fl = c->explore_fl;
+	uint8_t fl = c->explore.fl;
 	uint64_t ival;
 
 	/* An ACK that finds the pacer ready and data waiting: the windows,
 	 * not the rate, held the data back. */
 	if (mroce_list_empty(&c->sched))
-		c->explore_fl |= MR_EXPLORE_IDLE;
+		c->explore.fl |= MR_EXPLORE_IDLE;
 	else if (c->next_send <= now)
-		c->explore_fl |= MR_EXPLORE_BLOCKED;
+		c->explore.fl |= MR_EXPLORE_BLOCKED;
 	ival = explore_interval(e, c);
-	if (!c->explore_start || now - c->explore_start > 4 * ival) {
+	if (!c->explore.start || now - c->explore.start > 4 * ival) {
 		/* First ACK, or the connection slept: start afresh. */
 		explore_restart(c, now, 0);
 		return;
@@ -284,7 +284,7 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 		explore_restart(c, now, fl & MR_EXPLORE_WARM);
 		return;
 	}
-	if (now - c->explore_start < ival)
+	if (now - c->explore.start < ival)
 		return;
 	if (explore_move_due(e, c, fl, now))
 		explore_move(e, c, now);

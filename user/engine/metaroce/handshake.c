@@ -43,8 +43,8 @@ static uint64_t hs_rto(const struct mroce_engine *e,
 {
 	uint64_t rto = (uint64_t)e->cfg.rto_min_us * 1000;
 
-	if (c->hs_rtt_us && rto < 2ull * c->hs_rtt_us * 1000)
-		rto = 2ull * c->hs_rtt_us * 1000;
+	if (c->hs.rtt_us && rto < 2ull * c->hs.rtt_us * 1000)
+		rto = 2ull * c->hs.rtt_us * 1000;
 	if (rto < MR_HS_RTO_MIN_NS)
 		rto = MR_HS_RTO_MIN_NS;
 	return rto << (tries < 6 ? tries : 6);
@@ -84,10 +84,10 @@ static struct mr_hsreply *hsq_push(struct mr_engine *t, uint8_t opcode,
 void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
 	mr_conn_set_state(c, MR_CONN_REQ_SENT);
-	c->nonce = mroce_rng_u64(e);
-	c->hs_tries = 0;
-	c->want_hs = 1;
-	c->hs_deadline = mr_hs_deadline(e, c, 0, now);
+	c->hs.nonce = mroce_rng_u64(e);
+	c->hs.tries = 0;
+	c->hs.want = 1;
+	c->hs.deadline = mr_hs_deadline(e, c, 0, now);
 	mr_conn_kick(c);
 }
 
@@ -99,8 +99,8 @@ static void conn_established(struct mroce_engine *e, struct mr_conn *c,
 	mr_conn_set_state(c, MR_CONN_ESTABLISHED);
 	c->est_ms = cookie_clock(now);
 	c->last_rx = now;
-	c->want_hs = 0;
-	c->hs_deadline = 0;
+	c->hs.want = 0;
+	c->hs.deadline = 0;
 	MROCE_STAT_INC(e, handshakes);
 	mroce_ev_conn_update(e, c->peer, c->local_id, c->remote_id,
 			     (uint32_t)c->peer);
@@ -114,8 +114,8 @@ void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c)
 	struct mroce_list *n, *nx;
 
 	mr_conn_set_state(c, MR_CONN_IDLE);
-	c->want_hs = 0;
-	c->hs_deadline = 0;
+	c->hs.want = 0;
+	c->hs.deadline = 0;
 	for (n = c->qps.next; n != &c->qps; n = nx) {
 		struct mroce_qp *qp =
 			mroce_container_of(n, struct mroce_qp, conn_link);
@@ -134,7 +134,7 @@ static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
 	pk->opcode = op;
 	pk->conn.src_conn_id = c->local_id;
 	pk->conn.isn = c->tx_isn;
-	pk->conn.nonce = c->nonce;
+	pk->conn.nonce = c->hs.nonce;
 	pk->conn.mtu = e->cfg.mtu;
 	pk->conn.max_paths = e->cfg.npaths;
 }
@@ -146,26 +146,26 @@ int mr_tx_handshake(struct mroce_engine *e, struct mr_conn *c,
 {
 	struct mroce_meta_pkt pk;
 
-	if (c->want_hs && mr_conn_handshaking(c)) {
+	if (c->hs.want && mr_conn_handshaking(c)) {
 		hs_fill(e, c, &pk, c->state == MR_CONN_REQ_SENT ?
 					   MROCE_OP_CONNECT_REQ :
 					   MROCE_OP_CONNECT_CONFIRM);
 		if (c->state == MR_CONN_CONFIRM_SENT) {
-			pk.conn.cookie = c->cookie;
-			pk.conn.cookie_time = c->cookie_time;
+			pk.conn.cookie = c->hs.cookie;
+			pk.conn.cookie_time = c->hs.cookie_time;
 		}
 		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
 			return -1;
-		c->want_hs = 0;
-		c->hs_sent = now;
+		c->hs.want = 0;
+		c->hs.sent = now;
 		return 1;
 	}
-	if (c->want_accept && c->state == MR_CONN_ESTABLISHED) {
+	if (c->hs.want_accept && c->state == MR_CONN_ESTABLISHED) {
 		hs_fill(e, c, &pk, MROCE_OP_CONNECT_ACCEPT);
 		pk.conn_id = c->remote_id;
 		if (mr_emit(e, c, &pk, out, cap, c->path[0].sport, false) < 0)
 			return -1;
-		c->want_accept = 0;
+		c->hs.want_accept = 0;
 		/* Follow it with an ACK of path 0 (same port, so it arrives
 		 * after the ACCEPT): it carries our fair-share hint, and the
 		 * initiator sends at most MR_FIRST_FLIGHT packets before it
@@ -255,22 +255,22 @@ static int rx_challenge(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		return -ENOENT;
 	if (!mr_conn_handshaking(c))
 		return 0;	/* late duplicate */
-	if (pk->conn.nonce != c->nonce)
+	if (pk->conn.nonce != c->hs.nonce)
 		return -EINVAL;
 	mr_conn_kick(c);
-	c->cookie = pk->conn.cookie;
-	c->cookie_time = pk->conn.cookie_time;
+	c->hs.cookie = pk->conn.cookie;
+	c->hs.cookie_time = pk->conn.cookie_time;
 	if (c->state == MR_CONN_REQ_SENT) {
 		/* The first RTT sample of the connection: paths use it
 		 * until they have their own (path_pto). */
-		uint64_t rtt = now > c->hs_sent ? now - c->hs_sent : 0;
+		uint64_t rtt = now > c->hs.sent ? now - c->hs.sent : 0;
 
-		c->hs_rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
+		c->hs.rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
 		mr_conn_set_state(c, MR_CONN_CONFIRM_SENT);
-		c->hs_fast = 0;
-		c->hs_tries = 0;
-		c->want_hs = 1;
-		c->hs_deadline = mr_hs_deadline(e, c, 0, now);
+		c->hs.fast = 0;
+		c->hs.tries = 0;
+		c->hs.want = 1;
+		c->hs.deadline = mr_hs_deadline(e, c, 0, now);
 	}
 	return 0;
 }
@@ -310,8 +310,8 @@ static int rx_confirm(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	    c->remote_id == pk->conn.src_conn_id) {
 		/* Our ACCEPT was lost (maybe the initiator even restarted
 		 * with a new nonce): answer this one. */
-		c->nonce = pk->conn.nonce;
-		c->want_accept = 1;
+		c->hs.nonce = pk->conn.nonce;
+		c->hs.want_accept = 1;
 		mr_conn_kick(c);
 		return 0;
 	}
@@ -331,9 +331,9 @@ static int rx_confirm(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		return -ENOMEM;
 	/* Adopt (also when we were initiating: simultaneous open converges
 	 * because each side keeps its own id and ISN). */
-	c->nonce = pk->conn.nonce;
+	c->hs.nonce = pk->conn.nonce;
 	hs_adopt(c, pk);
-	c->want_accept = 1;
+	c->hs.want_accept = 1;
 	mr_conn_kick(c);
 	conn_established(e, c, now);
 	/* A peer that just connected is about to send: count it in the fair
@@ -352,7 +352,7 @@ static int rx_accept(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		return -ENOENT;
 	if (c->state == MR_CONN_ESTABLISHED)
 		return 0;
-	if (c->state != MR_CONN_CONFIRM_SENT || pk->conn.nonce != c->nonce ||
+	if (c->state != MR_CONN_CONFIRM_SENT || pk->conn.nonce != c->hs.nonce ||
 	    !pk->conn.src_conn_id)
 		return -EINVAL;
 	hs_adopt(c, pk);

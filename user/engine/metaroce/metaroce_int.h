@@ -160,7 +160,11 @@ struct mr_path {
 	uint32_t inflight;	/* sent, not acked, not lost, not held */
 	uint32_t dupthresh;	/* loss evidence needed (grows on reorder) */
 	uint32_t nlost, nheld;	/* entries awaiting retransmit / RNR */
-	uint32_t srtt_us, rttvar_us, min_rtt_us;
+	struct {		/* the RTT estimator (ack.c, rtt_update) */
+		uint32_t srtt_us;	/* smoothed RTT, 0 = no sample yet */
+		uint32_t var_us;	/* its mean deviation */
+		uint32_t min_us;	/* smallest sample */
+	} rtt;
 	uint32_t coal_psn;	/* PSN after the last packet the receiver
 				 * may hold for ACK coalescing (no ACK_REQ) */
 	uint32_t probe_psn;	/* next_psn when the PROBE left */
@@ -176,10 +180,12 @@ struct mr_path {
 	 * this only a timeout would find it, and PTO is re-armed by every
 	 * ACK of a busy path). A full queue forgets its oldest: the PTO
 	 * remains for it. */
-	uint16_t rtxq[MR_RTXQ][2];
-	uint8_t rtx_head, rtx_n;
-	uint32_t rtx_total;	/* retransmissions ever queued */
-	uint32_t probe_rtx;	/* rtx_total when the PROBE left */
+	struct {
+		uint16_t q[MR_RTXQ][2];
+		uint8_t head, n;
+		uint32_t total;	/* retransmissions ever queued */
+	} rtx;
+	uint32_t probe_rtx;	/* rtx.total when the PROBE left */
 	uint64_t tx_pkts, retransmits, ce_marks;
 	uint32_t explore_acked;	/* packets acked in the exploration interval */
 	uint8_t want_probe;	/* send a PROBE */
@@ -249,35 +255,38 @@ struct mr_conn {
 	uint16_t mtu;		/* segment size (min of both sides) */
 	uint32_t local_id, remote_id;
 	uint32_t tx_isn, rx_isn;
-	uint64_t nonce, cookie;
-	uint32_t cookie_time;
-	uint8_t hs_tries;
-	uint8_t want_hs;	/* send the current handshake packet */
-	uint8_t want_accept;	/* responder: (re)send ACCEPT */
-	uint8_t hs_fast;	/* CONFIRM resent early in this attempt */
-	uint32_t hs_rtt_us;	/* REQ -> CHALLENGE round trip, 0 = none */
-	uint64_t hs_sent;	/* ns: last REQ/CONFIRM left */
-	uint64_t hs_deadline;
+	struct {		/* the handshake (handshake.c) */
+		uint64_t nonce, cookie;
+		uint32_t cookie_time;
+		uint8_t tries;
+		uint8_t want;		/* send the current REQ / CONFIRM */
+		uint8_t want_accept;	/* responder: (re)send ACCEPT */
+		uint8_t fast;		/* CONFIRM resent early in this try */
+		uint32_t rtt_us;	/* REQ -> CHALLENGE round trip, 0 = none */
+		uint64_t sent;		/* ns: last REQ/CONFIRM left */
+		uint64_t deadline;	/* ns: resend (or give up) then */
+	} hs;
 	uint32_t est_ms;	/* cookie clock when it was established */
 	uint64_t last_rx;	/* ns: last packet of the peer on it */
 	uint32_t backoff;	/* consecutive RTOs without progress */
 	uint64_t last_ack;	/* ns of the last progress on any path */
 	uint32_t last_tsecr;	/* newest send time (us) acknowledged */
 	uint64_t hold_until;	/* latest RNR hold of any message */
-	/* path exploration (explore.c) */
-	uint64_t explore_start;	/* ns: start of the measuring interval */
-	uint32_t explore_acked;	/* packets newly acknowledged in it */
-	uint32_t explore_lost;	/* packets declared lost in it */
-	uint8_t explore_fails;	/* explorations without a better rate */
-	uint8_t explore_fl;	/* MR_EXPLORE_* seen in the interval */
-	uint8_t explore_good;	/* the last judged interval reached the rate */
-	uint8_t explore_failed;	/* a path failed since the rate was reached */
-	uint8_t explore_qrun;	/* software: queued intervals in a row */
-	uint8_t explore_crun;	/* software: clear intervals in a row */
-	uint32_t explore_rtt_lo; /* us: smallest RTT sample in the interval */
-	uint64_t probe_rtt_min;	/* ns: smallest PROBE round trip seen */
-	uint64_t explore_moved;	/* slots (bit i: path i; i < 64) moved by
+	struct {		/* path exploration (explore.c) */
+		uint64_t start;	/* ns: start of the measuring interval */
+		uint32_t acked;	/* packets newly acknowledged in it */
+		uint32_t lost;	/* packets declared lost in it */
+		uint8_t fails;	/* explorations without a better rate */
+		uint8_t fl;	/* MR_EXPLORE_* seen in the interval */
+		uint8_t good;	/* the last judged interval reached the rate */
+		uint8_t failed;	/* a path failed since the rate was reached */
+		uint8_t qrun;	/* software: queued intervals in a row */
+		uint8_t crun;	/* software: clear intervals in a row */
+		uint32_t rtt_lo; /* us: smallest RTT sample in the interval */
+		uint64_t probe_rtt_min;	/* ns: smallest PROBE round trip */
+		uint64_t moved;	/* slots (bit i: path i; i < 64) moved by
 				 * the last exploration: still ramping */
+	} explore;
 
 	/* pacing / fair share */
 	uint64_t next_send;	/* ns: pacing */
@@ -300,13 +309,13 @@ struct mr_conn {
 
 	struct mroce_list qps;		/* QPs (streams) of this conn */
 	struct mroce_list sched;	/* QPs with new data to send */
-	/* timer heap (see struct mr_engine) */
-	uint64_t due;		/* ns: earliest instant with work; MAX: none */
-	uint64_t tdue;		/* ns: earliest timer (conn_tick) */
-	uint64_t dseq;		/* tie-break: order of the last update */
-	uint32_t hidx;		/* position in t->heap + 1; 0: not in it */
-	uint8_t dirty;		/* on t->dirty: `due` must be recomputed */
-	uint8_t txsent;		/* sent data in this tx() call */
+	struct {		/* the timer heap (timer.c, struct mr_engine) */
+		uint64_t due;	/* ns: earliest instant with work; MAX: none */
+		uint64_t tdue;	/* ns: earliest timer (conn_tick) */
+		uint64_t dseq;	/* tie-break: order of the last update */
+		uint32_t hidx;	/* position in t->heap + 1; 0: not in it */
+		uint8_t dirty;	/* on t->dirty: `due` must be recomputed */
+	} heap;
 	struct mroce_list link;		/* on t->conns (all conns) */
 	struct mroce_list alink;	/* on t->active while not idle */
 	struct mr_engine *eng;

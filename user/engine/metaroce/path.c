@@ -60,10 +60,10 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	mr_path_set_life(p, MR_PATH_ACTIVE);
 	p->deadline = 0;
 	p->hold_until = 0;
-	p->srtt_us = p->rttvar_us = 0;
+	p->rtt.srtt_us = p->rtt.var_us = 0;
 	p->dupthresh = 1;
-	p->rtx_head = p->rtx_n = 0;
-	p->rtx_total = p->probe_rtx = 0;
+	p->rtx.head = p->rtx.n = 0;
+	p->rtx.total = p->probe_rtx = 0;
 	/* Forget the retired generation's PROBE: the peer's first ACK of
 	 * the new one may still carry its echo (ACKF_PROBE and its tsval),
 	 * and probe_psn lies in the old PSN space, which rx_ack would walk
@@ -78,19 +78,19 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 			    const struct mr_path *p)
 {
-	uint32_t srtt = p->srtt_us;
+	uint32_t srtt = p->rtt.srtt_us;
 	uint64_t pto;
 
 	/* A fresh (rerolled) path has no RTT yet: its siblings cross the
 	 * same fabric, so the largest of theirs (queues included) is a
 	 * better guess than rto_min (30 base RTTs in a data centre). */
-	for (int i = 0; !p->srtt_us && c && i < c->npaths; i++)
-		if (c->path[i].srtt_us > srtt)
-			srtt = c->path[i].srtt_us;
+	for (int i = 0; !p->rtt.srtt_us && c && i < c->npaths; i++)
+		if (c->path[i].rtt.srtt_us > srtt)
+			srtt = c->path[i].rtt.srtt_us;
 	/* No path has a sample yet (the first flight): the handshake's
 	 * round trip, when we initiated it, is one. */
 	if (!srtt && c)
-		srtt = c->hs_rtt_us;
+		srtt = c->hs.rtt_us;
 	if (!srtt)
 		return (uint64_t)e->cfg.rto_min_us * 1000;
 	/* A thin path (a packet or two out) whose packets all asked for an
@@ -100,11 +100,11 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 	 * reveal a loss, so this timer is what recovers their losses. (Not
 	 * for fuller paths: their queue varies more, and their PTO also
 	 * decides when a path is silent.) */
-	if (p->srtt_us && p->inflight + p->nlost <= MR_TLP_MAX &&
+	if (p->rtt.srtt_us && p->inflight + p->nlost <= MR_TLP_MAX &&
 	    !mroce_psn_before(p->una, p->coal_psn)) {
-		uint32_t var = 4 * p->rttvar_us > 2 ? 4 * p->rttvar_us : 2;
+		uint32_t var = 4 * p->rtt.var_us > 2 ? 4 * p->rtt.var_us : 2;
 
-		return (uint64_t)(p->srtt_us + var + e->cfg.jitter_us) *
+		return (uint64_t)(p->rtt.srtt_us + var + e->cfg.jitter_us) *
 			       1000 +
 		       1000;
 	}
@@ -123,7 +123,7 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 	 * later than its srtt says, and its RTT varies a lot more than a
 	 * fabric's queues make it: the RTO's variance term too. */
 	if (e->cfg.jitter_us) {
-		uint64_t v = ((uint64_t)p->srtt_us + 4ull * p->rttvar_us) *
+		uint64_t v = ((uint64_t)p->rtt.srtt_us + 4ull * p->rtt.var_us) *
 			     1000;
 
 		if (pto < v)
@@ -136,7 +136,7 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 uint64_t mr_path_rto(const struct mroce_engine *e, const struct mr_conn *c,
 			    const struct mr_path *p)
 {
-	uint64_t rto = (uint64_t)(p->srtt_us + 4 * p->rttvar_us) * 1000;
+	uint64_t rto = (uint64_t)(p->rtt.srtt_us + 4 * p->rtt.var_us) * 1000;
 	uint64_t min = (uint64_t)e->cfg.rto_min_us * 1000;
 
 	if (rto < min)

@@ -261,14 +261,14 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		return mr_rx_no_conn(e, m, &pk, now);
 	c = mr_conn_by_id(e, pk.conn_id);
 	if (c && c->peer == m->peer && c->state == MR_CONN_CONFIRM_SENT &&
-	    !c->hs_fast) {
+	    !c->hs.fast) {
 		/* The peer sends on the connection, so it adopted our
 		 * CONFIRM (only that told it our id and ISN) and its ACCEPT
 		 * was lost. A duplicate CONFIRM makes it resend the ACCEPT:
 		 * ask now, once per attempt, instead of a handshake timeout
 		 * (1 ms) later, during which everything it sends is lost. */
-		c->hs_fast = 1;
-		c->want_hs = 1;
+		c->hs.fast = 1;
+		c->hs.want = 1;
 		mr_conn_kick(c);
 	}
 	if (!c || c->peer != m->peer || c->state != MR_CONN_ESTABLISHED) {

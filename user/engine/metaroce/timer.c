@@ -197,14 +197,14 @@ static void read_watchdog(struct mroce_engine *e, struct mr_conn *c,
 
 void mr_conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
-	if (mr_conn_handshaking(c) && now >= c->hs_deadline) {
-		if (++c->hs_tries > e->cfg.retry_cnt) {
+	if (mr_conn_handshaking(c) && now >= c->hs.deadline) {
+		if (++c->hs.tries > e->cfg.retry_cnt) {
 			mr_hs_fail(e, c);
 			return;
 		}
-		c->want_hs = 1;
-		c->hs_fast = 0;
-		c->hs_deadline = mr_hs_deadline(e, c, c->hs_tries, now);
+		c->hs.want = 1;
+		c->hs.fast = 0;
+		c->hs.deadline = mr_hs_deadline(e, c, c->hs.tries, now);
 	}
 	if (c->hold_until && now >= c->hold_until) {
 		/* Streams parked on an RNR hold resume (their held
@@ -238,8 +238,8 @@ void mr_sweep(struct mroce_engine *e, uint64_t now)
 			mroce_container_of(l, struct mr_conn, alink);
 
 		nx = l->next;
-		if (!c->dirty) {
-			c->dirty = 1;
+		if (!c->heap.dirty) {
+			c->heap.dirty = 1;
 			t->dirty[t->ndirty++] = c;
 		}
 		if (mr_conn_idle(c))
@@ -259,7 +259,7 @@ void mr_tick(struct mroce_engine *e, uint64_t now)
 	for (uint32_t i = 0; i < n; i++) {
 		struct mr_conn *c = t->work[i];
 
-		if (c->tdue <= now)
+		if (c->heap.tdue <= now)
 			mr_conn_tick(e, c, now);
 		mr_conn_kick(c);
 	}
@@ -277,7 +277,7 @@ static uint64_t conn_tdue(const struct mr_conn *c)
 	uint64_t next = UINT64_MAX;
 
 	if (mr_conn_handshaking(c))
-		next = umin(next, c->hs_deadline);
+		next = umin(next, c->hs.deadline);
 	if (c->state != MR_CONN_ESTABLISHED)
 		return next;
 	if (c->hold_until)
@@ -317,7 +317,7 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 	bool idle = mroce_list_empty(&c->sched);
 
 	*tdue = next;
-	if (c->want_hs || c->want_accept)
+	if (c->hs.want || c->hs.want_accept)
 		return now;
 	if (c->state != MR_CONN_ESTABLISHED)
 		return next;
@@ -352,13 +352,13 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 
 static bool heap_less(const struct mr_conn *a, const struct mr_conn *b)
 {
-	return a->due < b->due || (a->due == b->due && a->dseq < b->dseq);
+	return a->heap.due < b->heap.due || (a->heap.due == b->heap.due && a->heap.dseq < b->heap.dseq);
 }
 
 static void heap_put(struct mr_engine *t, uint32_t i, struct mr_conn *c)
 {
 	t->heap[i] = c;
-	c->hidx = i + 1;
+	c->heap.hidx = i + 1;
 }
 
 static void heap_up(struct mr_engine *t, uint32_t i)
@@ -394,15 +394,15 @@ static void heap_down(struct mr_engine *t, uint32_t i)
 
 void mr_heap_remove(struct mr_engine *t, struct mr_conn *c)
 {
-	uint32_t i = c->hidx - 1;
+	uint32_t i = c->heap.hidx - 1;
 	struct mr_conn *last = t->heap[--t->nheap];
 
-	c->hidx = 0;
+	c->heap.hidx = 0;
 	if (last == c)
 		return;
 	heap_put(t, i, last);
 	heap_up(t, i);
-	heap_down(t, last->hidx - 1);
+	heap_down(t, last->heap.hidx - 1);
 }
 
 /* Recompute c's due instant and its place in the heap. */
@@ -410,19 +410,19 @@ void mr_conn_sched(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 
-	c->due = conn_due(e, c, now, &c->tdue);
-	c->dseq = t->hseq++;
-	if (c->due == UINT64_MAX) {
-		if (c->hidx)
+	c->heap.due = conn_due(e, c, now, &c->heap.tdue);
+	c->heap.dseq = t->hseq++;
+	if (c->heap.due == UINT64_MAX) {
+		if (c->heap.hidx)
 			mr_heap_remove(t, c);
 		return;
 	}
-	if (!c->hidx) {
+	if (!c->heap.hidx) {
 		heap_put(t, t->nheap++, c);
-		heap_up(t, c->hidx - 1);
+		heap_up(t, c->heap.hidx - 1);
 	} else {
-		heap_up(t, c->hidx - 1);
-		heap_down(t, c->hidx - 1);
+		heap_up(t, c->heap.hidx - 1);
+		heap_down(t, c->heap.hidx - 1);
 	}
 }
 
@@ -434,7 +434,7 @@ void mr_flush_dirty(struct mroce_engine *e, uint64_t now)
 	while (t->ndirty) {
 		struct mr_conn *c = t->dirty[--t->ndirty];
 
-		c->dirty = 0;
+		c->heap.dirty = 0;
 		mr_conn_sched(e, c, now);
 	}
 }
@@ -445,7 +445,7 @@ static uint32_t pop_due(struct mr_engine *t, uint64_t now)
 {
 	uint32_t n = 0;
 
-	while (t->nheap && t->heap[0]->due <= now) {
+	while (t->nheap && t->heap[0]->heap.due <= now) {
 		struct mr_conn *c = t->heap[0];
 
 		mr_heap_remove(t, c);
@@ -468,6 +468,6 @@ uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now)
 		return now;
 	if (!t->nheap)
 		return UINT64_MAX;
-	next = t->heap[0]->due;
+	next = t->heap[0]->heap.due;
 	return next < now ? now : next;
 }

@@ -336,18 +336,18 @@ static int tx_lost(struct mroce_engine *e, struct mr_conn *c, int slot,
 			return 0;
 		}
 		t->seg_try += 1u << 24;
-		p->rtx_total++;
-		if (p->rtx_n == MR_RTXQ) {	/* forget the oldest */
-			p->rtx_head = (p->rtx_head + 1) % MR_RTXQ;
-			p->rtx_n--;
+		p->rtx.total++;
+		if (p->rtx.n == MR_RTXQ) {	/* forget the oldest */
+			p->rtx.head = (p->rtx.head + 1) % MR_RTXQ;
+			p->rtx.n--;
 		}
-		if (p->rtx_n < MR_RTXQ) {
-			uint16_t *q = p->rtxq[(p->rtx_head + p->rtx_n) %
+		if (p->rtx.n < MR_RTXQ) {
+			uint16_t *q = p->rtx.q[(p->rtx.head + p->rtx.n) %
 					      MR_RTXQ];
 
 			q[0] = (uint16_t)t->psn;
 			q[1] = (uint16_t)p->next_psn;
-			p->rtx_n++;
+			p->rtx.n++;
 		}
 		txe_clr(t, TXE_LOST);
 		p->nlost--;
@@ -535,7 +535,7 @@ bool mr_idle_probe_due(const struct mr_path *p)
 	/* not already probed since the last new PSN or retransmission
 	 * (a lost retransmission has no followers either) */
 	return p->inflight && p->life != MR_PATH_PROBATION && !p->want_probe &&
-	       (p->probe_psn != p->next_psn || p->probe_rtx != p->rtx_total);
+	       (p->probe_psn != p->next_psn || p->probe_rtx != p->rtx.total);
 }
 
 static void idle_probe(struct mr_conn *c)
@@ -591,12 +591,12 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	 * nothing to send wait in t->work until the end of the call. */
 	mr_flush_dirty(e, now);
 	mr_sweep(e, now);
-	while (cnt < n && t->nheap && t->heap[0]->due <= now) {
+	while (cnt < n && t->nheap && t->heap[0]->heap.due <= now) {
 		struct mr_conn *c = t->heap[0];
 		int r;
 
 		mr_heap_remove(t, c);
-		if (c->tdue <= now)
+		if (c->heap.tdue <= now)
 			mr_conn_tick(e, c, now);
 		r = mr_tx_control(e, c, &pkts[cnt], cap, now);
 		if (!r)

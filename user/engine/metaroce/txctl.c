@@ -189,7 +189,7 @@ static int tx_probe(struct mroce_engine *e, struct mr_conn *c, int slot,
 	if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
 		return -1;
 	p->want_probe = 0;
-	p->probe_rtx = p->rtx_total;
+	p->probe_rtx = p->rtx.total;
 	p->probe_psn = p->next_psn;
 	p->probe_ts = pk.tsval;
 	p->probe_sent = now;
