@@ -51,7 +51,7 @@ static void ack_entry(struct mroce_engine *e, struct mr_conn *c,
 }
 
 void mr_lose_entry(struct mroce_engine *e, struct mr_conn *c,
-			  struct mr_path *p, int idx, uint64_t now)
+		   struct mr_path *p, int idx, uint64_t now)
 {
 	struct mr_txe *t = &c->txe[idx];
 	uint8_t fl = txe_fl(t);
@@ -80,7 +80,8 @@ static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
 	if (k > p->rtx.n)
 		return true;
 	for (uint32_t i = p->rtx.n - k; i < p->rtx.n; i++)
-		if (p->rtx.q[(p->rtx.head + i) % MR_RTXQ][0] == (uint16_t)t->psn)
+		if (p->rtx.q[(p->rtx.head + i) % MR_RTXQ][0] ==
+		    (uint16_t)t->psn)
 			return true;
 	return false;
 }
@@ -265,8 +266,9 @@ static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
 		rtt_update(p, prtt);
 	if (!c->explore.probe_rtt_min || nrtt < c->explore.probe_rtt_min)
 		c->explore.probe_rtt_min = nrtt;
-	if (p->life == MR_PATH_PROBATION && p->hops && c->explore.probe_rtt_min &&
-	    !c->explore.failed && nrtt > mr_hop_limit(e, c)) {
+	if (p->life == MR_PATH_PROBATION && p->hops &&
+	    c->explore.probe_rtt_min && !c->explore.failed &&
+	    nrtt > mr_hop_limit(e, c)) {
 		if (p->hops < MR_EXPLORE_HOPS) {
 			mr_explore_hop(e, c, slot, now);
 			return true;

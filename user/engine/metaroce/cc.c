@@ -39,7 +39,8 @@ uint32_t mr_cc_room(const struct mr_path *p)
 
 static void cut(struct mr_path *p, uint32_t num, uint32_t den, uint64_t now)
 {
-	uint64_t rtt_ns = (uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
+	uint64_t rtt_ns =
+		(uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 
 	/* At most one decrease per round trip: one congestion event. */
 	if (p->cc.last_cut && now - p->cc.last_cut < rtt_ns)
@@ -96,7 +97,8 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		}
 		p->cc.rtt_lo = 0;
 		p->cc.period_end =
-			now + (uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
+			now +
+			(uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 	}
 	if (p->cc.cwnd > CC_MAX)
 		p->cc.cwnd = CC_MAX;

@@ -166,8 +166,8 @@ void mr_conn_kick(struct mr_conn *c)
 
 bool mr_conn_idle(const struct mr_conn *c)
 {
-	if (mr_conn_handshaking(c) || c->hs.want || c->hs.want_accept || c->nak_count || c->txe_used ||
-	    c->hold_until ||
+	if (mr_conn_handshaking(c) || c->hs.want || c->hs.want_accept ||
+	    c->nak_count || c->txe_used || c->hold_until ||
 	    !mroce_list_empty(&c->sched))
 		return false;
 	for (int i = 0; i < c->npaths; i++) {
@@ -238,7 +238,7 @@ static bool qp_busy(const struct mroce_qp *qp)
  * is discarded (CONN_DOWN) and a fresh one (CONN_UP) takes the peer's
  * slot; NULL when that allocation fails (all QPs then go to ERR). */
 struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
-				       uint64_t now)
+				uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	struct mroce_list keep, *n, *nx;

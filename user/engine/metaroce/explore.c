@@ -28,7 +28,7 @@ static uint32_t conn_min_rtt(const struct mr_conn *c)
  * jitter_us / MR_EXPLORE_SW_QUEUE, between the two, over its base RTT
  * (its first PROBE may already wait behind a queue). */
 uint64_t mr_hop_limit(const struct mroce_engine *e,
-			     const struct mr_conn *c)
+		      const struct mr_conn *c)
 {
 	uint64_t ref = c->explore.probe_rtt_min, slack,
 		 sw = (uint64_t)e->cfg.jitter_us * 1000 / MR_EXPLORE_SW_QUEUE,
@@ -49,7 +49,7 @@ uint64_t mr_hop_limit(const struct mroce_engine *e,
  * is empty (moved once drained; only PROBEs went out since), and that
  * port is proven. */
 void mr_explore_busy(const struct mroce_engine *e, struct mr_conn *c,
-			    struct mr_path *p)
+		     struct mr_path *p)
 {
 	if (!e->cfg.jitter_us)
 		return;
@@ -74,7 +74,8 @@ static bool explore_queued(const struct mroce_engine *e,
 	uint32_t base = conn_min_rtt(c);
 
 	return base && c->explore.rtt_lo &&
-	       c->explore.rtt_lo > base + e->cfg.jitter_us / MR_EXPLORE_SW_QUEUE;
+	       c->explore.rtt_lo >
+		       base + e->cfg.jitter_us / MR_EXPLORE_SW_QUEUE;
 }
 
 /* Software endpoints' verdict on a judged interval: move a path after
@@ -126,8 +127,9 @@ static int explore_victim(const struct mr_conn *c, uint64_t skip)
 		/* a port being proven after a failure is no candidate, but
 		 * does not hold up the search (a dead plane may have taken
 		 * the only ports of a live one: their ACKs crossed it) */
-		if ((i < 64 && (skip >> i & 1)) || p->life == MR_PATH_PROBATION ||
-		    p->want_reroll || !p->rtt.srtt_us)
+		if ((i < 64 && (skip >> i & 1)) ||
+		    p->life == MR_PATH_PROBATION || p->want_reroll ||
+		    !p->rtt.srtt_us)
 			continue;
 		if (i < 64 && (c->explore.moved >> i & 1))
 			continue;

@@ -54,12 +54,12 @@ static uint64_t hs_rto(const struct mroce_engine *e,
  * random, so that the connections of an incast, which all lost their
  * handshake packets in the same burst, do not all resend in the next. */
 uint64_t mr_hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
-			       uint8_t tries, uint64_t now)
+			uint8_t tries, uint64_t now)
 {
 	uint64_t rto = hs_rto(e, c, tries);
 
-	return now + rto +
-	       mroce_rng_below(e, rto < UINT32_MAX ? (uint32_t)rto : UINT32_MAX);
+	return now + rto + mroce_rng_below(e, rto < UINT32_MAX ? (uint32_t)rto :
+							       UINT32_MAX);
 }
 
 /* Queues a stateless reply (CHALLENGE, NAK NO_CONN) to the sender of m;
@@ -128,7 +128,7 @@ void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c)
 }
 
 static void hs_fill(const struct mroce_engine *e, const struct mr_conn *c,
-		       struct mroce_meta_pkt *pk, uint8_t op)
+		    struct mroce_meta_pkt *pk, uint8_t op)
 {
 	memset(pk, 0, sizeof(*pk));
 	pk->opcode = op;
@@ -389,8 +389,8 @@ int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
  * it the survivor learnt of the restart only from the restarted side's
  * next handshake, and until then its messages waited out the retries. */
 void mr_no_conn_reply(struct mroce_engine *e,
-			     const struct mroce_rx_meta *m,
-			     const struct mroce_meta_pkt *pk, uint64_t now)
+		      const struct mroce_rx_meta *m,
+		      const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	struct mr_hsreply *r;
@@ -419,7 +419,7 @@ void mr_no_conn_reply(struct mroce_engine *e,
  * RETRY_EXC_ERR, the rest flushed) and a fresh connection, idle until
  * a QP needs it, takes the peer's slot. */
 int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
-			 const struct mroce_meta_pkt *pk, uint64_t now)
+		  const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	struct mr_conn *c;

@@ -483,12 +483,12 @@ bool mr_conn_idle(const struct mr_conn *c);
 uint64_t mr_read_timeout(const struct mroce_engine *e);
 void mr_qp_kick(struct mroce_qp *qp);
 struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
-				       uint64_t now);
+				uint64_t now);
 uint64_t mr_conn_heard(const struct mr_conn *c);
 
 /* handshake.c */
 uint64_t mr_hs_deadline(struct mroce_engine *e, const struct mr_conn *c,
-			       uint8_t tries, uint64_t now);
+			uint8_t tries, uint64_t now);
 void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now);
 void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c);
 int mr_tx_handshake(struct mroce_engine *e, struct mr_conn *c,
@@ -496,87 +496,87 @@ int mr_tx_handshake(struct mroce_engine *e, struct mr_conn *c,
 int mr_tx_hsq(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	      size_t cap, int *cnt);
 int mr_rx_handshake(struct mroce_engine *e, const struct mroce_rx_meta *m,
-			   const struct mroce_meta_pkt *pk, uint64_t now);
+		    const struct mroce_meta_pkt *pk, uint64_t now);
 void mr_no_conn_reply(struct mroce_engine *e,
-			     const struct mroce_rx_meta *m,
-			     const struct mroce_meta_pkt *pk, uint64_t now);
+		      const struct mroce_rx_meta *m,
+		      const struct mroce_meta_pkt *pk, uint64_t now);
 int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
-			 const struct mroce_meta_pkt *pk, uint64_t now);
+		  const struct mroce_meta_pkt *pk, uint64_t now);
 
 /* path.c */
 void mr_path_set_life(struct mr_path *p, enum mr_path_life l);
 void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot);
 uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
-			    const struct mr_path *p);
+		     const struct mr_path *p);
 uint64_t mr_path_rto(const struct mroce_engine *e, const struct mr_conn *c,
-			    const struct mr_path *p);
+		     const struct mr_path *p);
 void mr_path_arm(const struct mroce_engine *e, const struct mr_conn *c,
-			struct mr_path *p, uint64_t now);
+		 struct mr_path *p, uint64_t now);
 void mr_path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
-			   uint8_t reason, bool charge);
+		    uint8_t reason, bool charge);
 bool mr_path_silent(const struct mroce_engine *e, const struct mr_conn *c,
-			   const struct mr_path *p, uint64_t now);
+		    const struct mr_path *p, uint64_t now);
 void mr_path_probation(struct mroce_engine *e, struct mr_conn *c,
-			      struct mr_path *p, uint64_t now);
+		       struct mr_path *p, uint64_t now);
 void mr_explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
-			   uint64_t now);
+		    uint64_t now);
 void mr_path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
-			 uint64_t now);
+		  uint64_t now);
 
 /* explore.c */
 uint64_t mr_hop_limit(const struct mroce_engine *e,
-			     const struct mr_conn *c);
+		      const struct mr_conn *c);
 void mr_explore_busy(const struct mroce_engine *e, struct mr_conn *c,
-			    struct mr_path *p);
+		     struct mr_path *p);
 void mr_explore_quiet(struct mr_conn *c, uint64_t now);
 void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
-			    uint64_t now);
+		     uint64_t now);
 
 /* rx.c */
 /* Receive-side SACK bookkeeping (exposed for unit tests): records PSN
  * rx_cum + d (d in [0, MROCE_SACK_BITS]) as received. */
 void mr_rx_mark(struct mr_path *p, uint32_t d);
 void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
-			     uint8_t gen);
+		      uint8_t gen);
 void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,
-			bool urgent, uint64_t now);
+		 bool urgent, uint64_t now);
 void mr_nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
-			 uint32_t psn, uint32_t stream, uint32_t msn,
-			 uint16_t sport);
+		  uint32_t psn, uint32_t stream, uint32_t msn,
+		  uint16_t sport);
 int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
-		 const void *buf, size_t len, uint64_t now);
+	  const void *buf, size_t len, uint64_t now);
 
 /* place.c */
 int mr_st_init(struct mr_segtrack *st, uint32_t nsegs);
 void mr_st_free(struct mr_segtrack *st);
 void mr_rx_deliver(struct mroce_engine *e, struct mroce_qp *qp);
 void mr_rd_retire(struct mroce_engine *e, struct mroce_qp *qp,
-			 struct mroce_rdjob *j);
+		  struct mroce_rdjob *j);
 enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c,
-			       int slot, const struct mroce_meta_pkt *pk);
+			int slot, const struct mroce_meta_pkt *pk);
 
 /* ack.c */
 void mr_lose_entry(struct mroce_engine *e, struct mr_conn *c,
-			  struct mr_path *p, int idx, uint64_t now);
+		   struct mr_path *p, int idx, uint64_t now);
 void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
-		      const struct mroce_meta_pkt *pk, uint64_t now);
+	       const struct mroce_meta_pkt *pk, uint64_t now);
 void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
-		      const struct mroce_meta_pkt *pk, uint64_t now);
+	       const struct mroce_meta_pkt *pk, uint64_t now);
 
 /* txctl.c */
 int mr_emit(struct mroce_engine *e, const struct mr_conn *c,
-		   const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
-		   size_t cap, uint16_t sport, bool ect);
+	    const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
+	    size_t cap, uint16_t sport, bool ect);
 void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
-			      struct mr_path *p, uint64_t now, bool now_due);
+		       struct mr_path *p, uint64_t now, bool now_due);
 int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
-			 struct mroce_tx_pkt *out, size_t cap, uint64_t now);
+		  struct mroce_tx_pkt *out, size_t cap, uint64_t now);
 
 /* tx.c */
 bool mr_path_usable(const struct mr_path *p);
 bool mr_idle_probe_due(const struct mr_path *p);
 int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
-		 size_t cap, uint64_t now);
+	  size_t cap, uint64_t now);
 
 /* timer.c */
 void mr_conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now);

@@ -76,7 +76,7 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 }
 
 uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
-			    const struct mr_path *p)
+		     const struct mr_path *p)
 {
 	uint32_t srtt = p->rtt.srtt_us;
 	uint64_t pto;
@@ -134,7 +134,7 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 }
 
 uint64_t mr_path_rto(const struct mroce_engine *e, const struct mr_conn *c,
-			    const struct mr_path *p)
+		     const struct mr_path *p)
 {
 	uint64_t rto = (uint64_t)(p->rtt.srtt_us + 4 * p->rtt.var_us) * 1000;
 	uint64_t min = (uint64_t)e->cfg.rto_min_us * 1000;
@@ -145,7 +145,7 @@ uint64_t mr_path_rto(const struct mroce_engine *e, const struct mr_conn *c,
 }
 
 void mr_path_arm(const struct mroce_engine *e, const struct mr_conn *c,
-			struct mr_path *p, uint64_t now)
+		 struct mr_path *p, uint64_t now)
 {
 	if (p->inflight + p->nlost)
 		p->deadline = now + mr_path_pto(e, c, p);
@@ -154,7 +154,7 @@ void mr_path_arm(const struct mroce_engine *e, const struct mr_conn *c,
 }
 
 void mr_path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
-			   uint8_t reason, bool charge)
+		    uint8_t reason, bool charge)
 {
 	struct mr_path *p = &c->path[slot];
 
@@ -196,7 +196,7 @@ void mr_path_retire(struct mroce_engine *e, struct mr_conn *c, int slot,
  * nothing gets through it is the peer or the whole fabric, and the RTO
  * (liveness, retry counting, backoff) decides. */
 bool mr_path_silent(const struct mroce_engine *e, const struct mr_conn *c,
-			   const struct mr_path *p, uint64_t now)
+		    const struct mr_path *p, uint64_t now)
 {
 	uint64_t pto = mr_path_pto(e, c, p);
 	uint32_t since;
@@ -224,7 +224,7 @@ bool mr_path_silent(const struct mroce_engine *e, const struct mr_conn *c,
  * it carries no data until a PROBE on it is answered (pick_path avoids
  * probed paths while others have room). */
 void mr_path_probation(struct mroce_engine *e, struct mr_conn *c,
-			      struct mr_path *p, uint64_t now)
+		       struct mr_path *p, uint64_t now)
 {
 	uint64_t pto = mr_path_pto(e, c, p);
 
@@ -260,7 +260,7 @@ void mr_path_probation(struct mroce_engine *e, struct mr_conn *c,
  * again at once, up to MR_EXPLORE_HOPS ports (a round trip each, where
  * judging it by the rate took a ramp and two intervals). */
 void mr_explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
-			   uint64_t now)
+		    uint64_t now)
 {
 	struct mr_path *p = &c->path[slot];
 
@@ -285,7 +285,7 @@ void mr_explore_hop(struct mroce_engine *e, struct mr_conn *c, int slot,
  * a dead plane) and then starts with its siblings' mean window. Called
  * whenever the path may have drained. */
 void mr_path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
-			 uint64_t now)
+		  uint64_t now)
 {
 	struct mr_path *p = &c->path[slot];
 

@@ -8,7 +8,7 @@
 #include "metaroce_int.h"
 
 void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
-			     uint8_t gen)
+		      uint8_t gen)
 {
 	p->rx_gen = gen;
 	p->rx_valid = 1;
@@ -86,7 +86,7 @@ static uint64_t ack_delay_ns(const struct mroce_engine *e)
 }
 
 void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,
-			bool urgent, uint64_t now)
+		 bool urgent, uint64_t now)
 {
 	p->ack_pending++;
 	if (!p->ack_due)
@@ -96,8 +96,8 @@ void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,
 }
 
 void mr_nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
-			 uint32_t psn, uint32_t stream, uint32_t msn,
-			 uint16_t sport)
+		  uint32_t psn, uint32_t stream, uint32_t msn,
+		  uint16_t sport)
 {
 	struct mr_nak *n;
 
@@ -115,13 +115,13 @@ void mr_nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
 }
 
 static int rx_data(struct mroce_engine *e, struct mr_conn *c,
-		   const struct mroce_rx_meta *m, const struct mroce_meta_pkt *pk,
-		   uint64_t now)
+		   const struct mroce_rx_meta *m,
+		   const struct mroce_meta_pkt *pk, uint64_t now)
 {
 	int slot = pk->path;
 	struct mr_path *p;
 	enum place_res r;
-	bool filled;
+	bool filled, urgent;
 	int32_t d;
 
 	MROCE_STAT_INC(e, rx_data_pkts);
@@ -168,10 +168,9 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	 * that nothing follows at once), and when a hole is filled (a
 	 * retransmission: the sender is waiting for exactly this, and
 	 * coalescing would add its delay to every loss recovery). */
-	mr_ack_want(e, p, d > 0 || r == PL_REFUSE ||
-				(pk->flags & (MROCE_F_ACK_REQ | MROCE_F_RETX)) ||
-				filled,
-		    now);
+	urgent = d > 0 || r == PL_REFUSE ||
+		 (pk->flags & (MROCE_F_ACK_REQ | MROCE_F_RETX)) || filled;
+	mr_ack_want(e, p, urgent, now);
 	if ((pk->flags & (MROCE_F_LAST | MROCE_F_ACK_REQ)) ==
 	    (MROCE_F_LAST | MROCE_F_ACK_REQ)) {
 		/* The message's other segments went over the other paths
@@ -296,7 +295,7 @@ static int mr_rx_one(struct mroce_engine *e, const struct mroce_rx_meta *m,
 }
 
 int mr_rx(struct mroce_engine *e, const struct mroce_rx_meta *m,
-		 const void *buf, size_t len, uint64_t now)
+	  const void *buf, size_t len, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	int r = mr_rx_one(e, m, buf, len, now);

@@ -352,7 +352,8 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 
 static bool heap_less(const struct mr_conn *a, const struct mr_conn *b)
 {
-	return a->heap.due < b->heap.due || (a->heap.due == b->heap.due && a->heap.dseq < b->heap.dseq);
+	return a->heap.due < b->heap.due ||
+	       (a->heap.due == b->heap.due && a->heap.dseq < b->heap.dseq);
 }
 
 static void heap_put(struct mr_engine *t, uint32_t i, struct mr_conn *c)

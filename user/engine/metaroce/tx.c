@@ -432,8 +432,8 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 			w->nsegs = nsegs_of(w->wr.sge.length, mtu);
 			w->next_seg = 0;
 		}
-		if (w->state == MROCE_WQE_DONE || (w->state != MROCE_WQE_QUEUED &&
-						   w->next_seg >= w->nsegs)) {
+		if (w->state == MROCE_WQE_DONE ||
+		    (w->state != MROCE_WQE_QUEUED && w->next_seg >= w->nsegs)) {
 			q->sq_next++;
 			continue;
 		}
@@ -572,7 +572,7 @@ sent:
 }
 
 int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
-		 size_t cap, uint64_t now)
+	  size_t cap, uint64_t now)
 {
 	struct mr_engine *t = T(e);
 	int cnt = 0;

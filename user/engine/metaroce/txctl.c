@@ -7,8 +7,8 @@
 #include "metaroce_int.h"
 
 int mr_emit(struct mroce_engine *e, const struct mr_conn *c,
-		   const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
-		   size_t cap, uint16_t sport, bool ect)
+	    const struct mroce_meta_pkt *pk, struct mroce_tx_pkt *out,
+	    size_t cap, uint16_t sport, bool ect)
 {
 	int n = mroce_meta_build(pk, out->buf, cap);
 
@@ -50,7 +50,7 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
  * Two unanswered probes retire it (path_timer), and ack_sport skips it
  * while its new port is on probation. */
 void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
-			      struct mr_path *p, uint64_t now, bool now_due)
+		       struct mr_path *p, uint64_t now, bool now_due)
 {
 	if (!path_empty(p) || p->probed || p->want_probe ||
 	    p->life != MR_PATH_ACTIVE)
