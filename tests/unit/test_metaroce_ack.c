@@ -201,17 +201,18 @@ static void dump_engine(struct mroce_engine *e, const char *name)
 	for (l = t->conns.next; l != &t->conns; l = l->next) {
 		struct mr_conn *c = mroce_container_of(l, struct mr_conn, link);
 
-		fprintf(stderr, "%s conn st=%d resend=%u used=%u naks=%u\n",
-			name, c->state, c->nresend, c->txe_used, c->nak_count);
+		fprintf(stderr, "%s conn st=%s resend=%u used=%u naks=%u\n",
+			name, mr_conn_state_names[c->state], c->nresend,
+			c->txe_used, c->nak_count);
 		for (int i = 0; i < c->npaths; i++) {
 			struct mr_path *p = &c->path[i];
 
 			fprintf(stderr,
-				" p%d gen=%u una=%u next=%u infl=%u lost=%u "
+				" p%d gen=%u %s una=%u next=%u infl=%u lost=%u "
 				"held=%u dl=%llu probed=%u cwnd=%u rxcum=%u "
 				"ackdue=%llu\n",
-				i, p->gen, p->una, p->next_psn, p->inflight,
-				p->nlost, p->nheld,
+				i, p->gen, mr_path_life_names[p->life], p->una,
+				p->next_psn, p->inflight, p->nlost, p->nheld,
 				(unsigned long long)p->deadline, p->probed,
 				mr_cc_cwnd_pkts(p), p->rx_cum,
 				(unsigned long long)p->ack_due);

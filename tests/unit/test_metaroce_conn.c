@@ -394,6 +394,19 @@ START_TEST(conn_mem__at_most_16_kib_for_8_paths)
 }
 END_TEST
 
+/* The state lists name every state (logs and dumps print the names). */
+START_TEST(state_names__every_conn_state_and_path_life_named)
+{
+	for (int i = 0; i < MR_CONN_NSTATES; i++)
+		ck_assert_ptr_nonnull(mr_conn_state_names[i]);
+	for (int i = 0; i < MR_PATH_NLIVES; i++)
+		ck_assert_ptr_nonnull(mr_path_life_names[i]);
+	ck_assert_str_eq(mr_conn_state_names[MR_CONN_ESTABLISHED],
+			 "established");
+	ck_assert_str_eq(mr_path_life_names[MR_PATH_PROBATION], "probation");
+}
+END_TEST
+
 MROCE_SUITE(metaroce_conn_suite)
 Suite *metaroce_conn_suite(void)
 {
@@ -407,6 +420,7 @@ Suite *metaroce_conn_suite(void)
 	tcase_add_test(tc, restart__replayed_confirm_never_tears_down);
 	tcase_add_test(tc, no_conn__restarted_peer_fails_survivor_at_once);
 	tcase_add_test(tc, no_conn__forged_nak_ignored);
+	tcase_add_test(tc, state_names__every_conn_state_and_path_life_named);
 	suite_add_tcase(s, tc);
 	return s;
 }
