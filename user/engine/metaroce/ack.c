@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: ACK and NAK processing on the sender: the SACK walk that
- * acknowledges entries, loss detection (FIFO dupthresh, overtaken
- * retransmissions), the answer to a PROBE, the RTT estimator, and the NAK
- * codes.
+ * ACK and NAK processing on the sender: the SACK walk that acknowledges
+ * entries, loss detection (FIFO dupthresh, overtaken retransmissions), the
+ * answer to a PROBE, the RTT estimator, and the NAK codes.
  */
 #include "metaroce_int.h"
 

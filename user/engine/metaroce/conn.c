@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Connections: one per peer, created when a QP of that peer reaches
- * RTR, found by the connection id a packet carries; the QP binding (which QPs
- * ride on a connection, what they still owe), the peer-restart path, and the
- * transport hooks the generic engine calls (struct mroce_transport_ops).
+ * Connections: one per peer, created when a QP of that peer reaches RTR, found
+ * by the connection id a packet carries; the QP binding (which QPs ride on a
+ * connection, what they still owe), the peer-restart path, and the transport
+ * hooks the generic engine calls (struct mroce_transport_ops).
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "metaroce_int.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Path exploration (REPS-style): when a connection that could send at
- * the line rate delivers well below it, move its least delivering path to a new
- * source port in search of an idle plane. The judgement of each measuring
- * interval lives here; the move itself is path.c's.
+ * Path exploration (REPS-style): when a connection that could send at the line
+ * rate delivers well below it, move its least delivering path to a new source
+ * port in search of an idle plane. The judgement of each measuring interval
+ * lives here; the move itself is path.c's.
  */
 #include "metaroce_int.h"
 

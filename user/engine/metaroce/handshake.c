@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: The connection handshake (REQ -> stateless CHALLENGE with a cookie
- * -> CONFIRM -> ACCEPT), its retransmission timing, and the stateless replies
- * to packets for connections we do not know (NAK NO_CONN, spec 9.5).
+ * The connection handshake (REQ -> stateless CHALLENGE with a cookie -> CONFIRM
+ * -> ACCEPT), its retransmission timing, and the stateless replies to packets
+ * for connections we do not know (NAK NO_CONN, spec 9.5).
  */
 #include "metaroce_int.h"
 

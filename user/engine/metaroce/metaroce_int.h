@@ -18,9 +18,6 @@
 #ifndef MROCE_METAROCE_INT_H
 #define MROCE_METAROCE_INT_H
 
-#include <assert.h>
-#include <stdlib.h>
-
 #include "../engine_int.h"
 
 #define MR_PATH_WIN	256	/* outstanding PSNs per path (= SACK bits) */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Path lifecycle on the sender: a path is a source port with a
- * generation and a PSN space. Its initialisation, retirement (new generation,
- * its entries resent elsewhere), probation of a fresh port, the move of an
- * explored path to a new port, and the timeouts (PTO, RTO) that decide when a
- * path is silent.
+ * Path lifecycle on the sender: a path is a source port with a generation and a
+ * PSN space. Its initialisation, retirement (new generation, its entries resent
+ * elsewhere), probation of a fresh port, the move of an explored path to a new
+ * port, and the timeouts (PTO, RTO) that decide when a path is silent.
  */
+#include <assert.h>
+
 #include "metaroce_int.h"
 
 const char *const mr_path_life_names[MR_PATH_NLIVES] = {

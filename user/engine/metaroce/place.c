@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Placement: a received data packet's checks (stream, message window,
- * keys, bounds) and the copy of its payload into memory; per-message segment
- * tracking (duplicate suppression), in-order delivery of completed messages,
- * and READ response placement at the requester.
+ * Placement: a received data packet's checks (stream, message window, keys,
+ * bounds) and the copy of its payload into memory; per-message segment tracking
+ * (duplicate suppression), in-order delivery of completed messages, and READ
+ * response placement at the requester.
  */
 #include <stdlib.h>
 

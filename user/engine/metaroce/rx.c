@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Receive side: the per-path receive state (generation, cumulative
- * PSN, 256-bit SACK), ACK coalescing and NAK queueing, the handling of data,
- * PROBE and PATH_REROLL packets, and the dispatch of every packet received
- * (mr_rx).
+ * Receive side: the per-path receive state (generation, cumulative PSN, 256-bit
+ * SACK), ACK coalescing and NAK queueing, the handling of data, PROBE and
+ * PATH_REROLL packets, and the dispatch of every packet received (mr_rx).
  */
 #include "metaroce_int.h"
 

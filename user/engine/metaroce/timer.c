@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Timers: each path's PTO/RTO/RNR hold (path_timer), the handshake
- * and READ watchdogs (conn_tick), and the min-heap of connections keyed by
- * their earliest due instant, which makes next_timer(), tick() and tx() cost
- * O(log n) in the number of connections.
+ * Timers: each path's PTO/RTO/RNR hold (path_timer), the handshake and READ
+ * watchdogs (conn_tick), and the min-heap of connections keyed by their
+ * earliest due instant, which makes next_timer(), tick() and tx() cost O(log n)
+ * in the number of connections.
  */
 #include "metaroce_int.h"
 

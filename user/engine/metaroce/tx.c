@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Transmit of data: retransmission of lost entries, resend of a
- * retired path's entries, new segments (READ responses first, then the SQ), the
- * choice of a path (join the shortest queue), pacing, and mr_tx, which runs the
- * connections that are due.
+ * Transmit of data: retransmission of lost entries, resend of a retired path's
+ * entries, new segments (READ responses first, then the SQ), the choice of a
+ * path (join the shortest queue), pacing, and mr_tx, which runs the connections
+ * that are due.
  */
-#include <stdlib.h>
-
 #include "metaroce_int.h"
 
 /* What a transmit entry refers to. */

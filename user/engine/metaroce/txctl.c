@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * MetaRoCE: Control packets of a connection: the handshake packet due, ACCEPT,
- * queued NAKs, ACKs (sprayed over our own ports), PATH_REROLL and PROBE; and
- * emit(), which every packet we send goes through.
+ * Control packets of a connection: the handshake packet due, ACCEPT, queued
+ * NAKs, ACKs (sprayed over our own ports), PATH_REROLL and PROBE; and emit(),
+ * which every packet we send goes through.
  */
 #include "metaroce_int.h"
 
