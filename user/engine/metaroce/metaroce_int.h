@@ -419,6 +419,8 @@ static inline bool gen_newer(uint8_t a, uint8_t b)
 	return (int8_t)(a - b) > 0;
 }
 
+/* Segments of a message of len bytes (a zero-length message has one),
+ * and the length of segment seg (0 past the end). */
 static inline uint32_t nsegs_of(uint32_t len, uint32_t mtu)
 {
 	return len ? (len + mtu - 1) / mtu : 1;
@@ -459,6 +461,11 @@ enum place_res {
 	PL_DUP,		/* duplicate of accepted data: mark the PSN */
 	PL_REFUSE,	/* not accepted: leave a hole (NAK queued) */
 };
+
+/*
+ * Calls between the files, by file; each is documented at its
+ * definition.
+ */
 
 /* conn.c */
 void mr_conn_set_state(struct mr_conn *c, enum mr_conn_state s);
