@@ -87,7 +87,7 @@ static bool rtx_after_probe(const struct mr_path *p, const struct mr_txe *t)
 
 /* Progress after a quiet spell: paths whose probe went unanswered during
  * it wait an RTO (the peer seemed gone); now that the connection lives,
- * they are judged again within a PTO (path_silent), or the messages with
+ * they are judged again within a PTO (mr_path_silent), or the messages with
  * segments on a dead plane stall for that RTO. */
 static void conn_revive(const struct mroce_engine *e, struct mr_conn *c,
 			const struct mr_path *from, uint64_t now)
@@ -260,7 +260,7 @@ static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
 	}
 	prtt = ack_rtt(pk->ack.tsecr, now);
 	nrtt = now - p->probe_sent;
-	/* an idle port's first RTT sample (ack_port_check) */
+	/* an idle port's first RTT sample (mr_ack_port_check) */
 	if (!p->rtt.srtt_us && prtt && prtt < 10000000)
 		rtt_update(p, prtt);
 	if (!c->explore.probe_rtt_min || nrtt < c->explore.probe_rtt_min)

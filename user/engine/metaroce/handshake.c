@@ -262,7 +262,7 @@ static int rx_challenge(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	c->hs.cookie_time = pk->conn.cookie_time;
 	if (c->state == MR_CONN_REQ_SENT) {
 		/* The first RTT sample of the connection: paths use it
-		 * until they have their own (path_pto). */
+		 * until they have their own (mr_path_pto). */
 		uint64_t rtt = now > c->hs.sent ? now - c->hs.sent : 0;
 
 		c->hs.rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
@@ -415,7 +415,7 @@ void mr_no_conn_reply(struct mroce_engine *e,
  * connection to it with that remote id, and when the PSN it names is
  * outstanding on that path generation (a blind attacker cannot tear the
  * connection down). Then the connection is over: its QPs go to ERR as
- * after a peer restart (conn_restart: the oldest unfinished send with
+ * after a peer restart (mr_conn_restart: the oldest unfinished send with
  * RETRY_EXC_ERR, the rest flushed) and a fresh connection, idle until
  * a QP needs it, takes the peer's slot. */
 int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,

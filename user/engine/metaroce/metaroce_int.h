@@ -391,7 +391,7 @@ struct mr_engine {
 	/* Timers in O(log n): each connection's earliest due instant
 	 * (timer, pending ACK, data ready to send) in a min-heap keyed by
 	 * (due, dseq). Every call that may change a connection marks it
-	 * dirty (conn_kick) and recomputes its `due` before returning, so
+	 * dirty (mr_conn_kick) and recomputes its `due` before returning, so
 	 * next_timer() is the heap top and tick()/tx() visit only the
 	 * connections that are due. `work` holds those during a call. */
 	struct mr_conn **heap, **dirty, **work;
@@ -600,7 +600,7 @@ void mr_cc_on_loss(struct mroce_engine *e, struct mr_path *p, uint64_t now);
 void mr_cc_on_timeout(struct mroce_engine *e, struct mr_path *p);
 /* Path rerolled after it fell silent: probe it with a minimal window. */
 void mr_cc_on_reroll(struct mroce_engine *e, struct mr_path *p);
-/* Path rerolled to explore for a less loaded plane (path_explore). */
+/* Path rerolled to explore for a less loaded plane (mr_path_explore). */
 void mr_cc_on_explore(struct mroce_engine *e, const struct mr_conn *c,
 		      struct mr_path *p);
 /* Packets the path may still put in flight (0 = none). */

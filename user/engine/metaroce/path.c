@@ -67,7 +67,7 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	p->rtx.total = p->probe_rtx = 0;
 	/* Forget the retired generation's PROBE: the peer's first ACK of
 	 * the new one may still carry its echo (ACKF_PROBE and its tsval),
-	 * and probe_psn lies in the old PSN space, which rx_ack would walk
+	 * and probe_psn lies in the old PSN space, which mr_rx_ack would walk
 	 * from the new una (up to 2^31 PSNs, a stall of seconds). */
 	p->probe_ts = 0;
 	p->probe_psn = isn;
@@ -116,7 +116,7 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 	/* ... but at least the receiver's coalescing delay over the RTT:
 	 * packets that did not ask for an immediate ACK may be answered
 	 * that late, and a PTO shorter than that made a healthy path with
-	 * a few packets out look silent (path_silent) and retired it. */
+	 * a few packets out look silent (mr_path_silent) and retired it. */
 	if (pto < (uint64_t)srtt * 1000 + MR_ACK_DELAY_NS + MR_PTO_SLACK_NS)
 		pto = (uint64_t)srtt * 1000 + MR_ACK_DELAY_NS +
 		      MR_PTO_SLACK_NS;
@@ -206,7 +206,7 @@ bool mr_path_silent(const struct mroce_engine *e, const struct mr_conn *c,
 		return false;
 	/* Two probes: one lost probe (or answer) is random loss, which
 	 * must not retire a path, let alone stop the exploration
-	 * (explore_quiet); two in a row are rare (1 in 400 at 5% loss)
+	 * (mr_explore_quiet); two in a row are rare (1 in 400 at 5% loss)
 	 * and cost one more PTO on a dead plane. */
 	if (p->probed >= MR_PROBES)
 		since = p->probe_ts;

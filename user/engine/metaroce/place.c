@@ -119,7 +119,7 @@ void mr_rx_deliver(struct mroce_engine *e, struct mroce_qp *qp)
 }
 
 /* A READ response job finished: free its slot; a READ_REQ that found the
- * job ring full is waiting in rx_deliver for exactly this. */
+ * job ring full is waiting in mr_rx_deliver for exactly this. */
 void mr_rd_retire(struct mroce_engine *e, struct mroce_qp *qp,
 		  struct mroce_rdjob *j)
 {

@@ -78,7 +78,7 @@ void mr_rx_mark(struct mr_path *p, uint32_t d)
  * nothing and every data packet cost an ACK, whose receive is part of
  * the sender's time per packet; its peer's timers allow for
  * milliseconds of scheduling jitter anyway. Whatever needs an answer at
- * once still gets one (the urgent cases of ack_want). */
+ * once still gets one (the urgent cases of mr_ack_want). */
 static uint64_t ack_delay_ns(const struct mroce_engine *e)
 {
 	return e->cfg.jitter_us ? MR_ACK_DELAY_SW_NS : MR_ACK_DELAY_NS;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Timers: each path's PTO/RTO/RNR hold (path_timer), the handshake and READ
- * watchdogs (conn_tick), and the min-heap of connections keyed by their
+ * watchdogs (mr_conn_tick), and the min-heap of connections keyed by their
  * earliest due instant, which makes next_timer(), tick() and tx() cost O(log n)
  * in the number of connections.
  */
@@ -441,7 +441,7 @@ void mr_flush_dirty(struct mroce_engine *e, uint64_t now)
 }
 
 /* Take every connection due by `now` out of the heap into t->work (the
- * caller puts them back with conn_kick + flush_dirty). */
+ * caller puts them back with mr_conn_kick + mr_flush_dirty). */
 static uint32_t pop_due(struct mr_engine *t, uint64_t now)
 {
 	uint32_t n = 0;
