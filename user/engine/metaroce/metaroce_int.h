@@ -148,7 +148,7 @@ struct mr_path {
 	uint16_t sport;
 	uint8_t gen;
 	uint8_t life;		/* enum mr_path_life */
-	uint8_t probed;		/* PROBEs sent, no progress or answer since */
+	uint8_t probed;		/* PROBEs unanswered, no progress since */
 	uint8_t tlp;		/* tail resent at a PTO, no progress since */
 	uint32_t next_psn;	/* next new PSN */
 	uint32_t una;		/* oldest PSN that may be unacknowledged */
@@ -222,12 +222,13 @@ struct mr_path {
  *				simultaneous open), or our CONFIRM's ACCEPT
  *   REQ_SENT, CONFIRM_SENT -> IDLE
  *				the handshake ran out of retries (mr_hs_fail)
- * ESTABLISHED is final: a restarted peer gets a fresh connection
- * (mr_conn_restart). */
+ * REQ_SENT and CONFIRM_SENT are the initiator's, waiting for the
+ * CHALLENGE and the ACCEPT. ESTABLISHED is final: a restarted peer gets a
+ * fresh connection (mr_conn_restart). */
 #define MR_CONN_STATES(X)                                                      \
 	X(IDLE, "idle")                                                        \
-	X(REQ_SENT, "req-sent")		/* initiator: waiting for CHALLENGE */ \
-	X(CONFIRM_SENT, "confirm-sent")	/* initiator: waiting for ACCEPT */    \
+	X(REQ_SENT, "req-sent")                                                \
+	X(CONFIRM_SENT, "confirm-sent")                                        \
 	X(ESTABLISHED, "established")
 
 enum mr_conn_state {
@@ -256,10 +257,10 @@ struct mr_conn {
 		uint64_t nonce, cookie;
 		uint32_t cookie_time;
 		uint8_t tries;
-		uint8_t want;		/* send the current REQ / CONFIRM */
+		uint8_t want;		/* send the current REQ/CONFIRM */
 		uint8_t want_accept;	/* responder: (re)send ACCEPT */
-		uint8_t fast;		/* CONFIRM resent early in this try */
-		uint32_t rtt_us;	/* REQ -> CHALLENGE round trip, 0 = none */
+		uint8_t fast;		/* CONFIRM resent early, this try */
+		uint32_t rtt_us;	/* REQ -> CHALLENGE RTT, 0: none */
 		uint64_t sent;		/* ns: last REQ/CONFIRM left */
 		uint64_t deadline;	/* ns: resend (or give up) then */
 	} hs;
@@ -275,12 +276,12 @@ struct mr_conn {
 		uint32_t lost;	/* packets declared lost in it */
 		uint8_t fails;	/* explorations without a better rate */
 		uint8_t fl;	/* MR_EXPLORE_* seen in the interval */
-		uint8_t good;	/* the last judged interval reached the rate */
-		uint8_t failed;	/* a path failed since the rate was reached */
+		uint8_t good;	/* the last judged interval had the rate */
+		uint8_t failed;	/* a path failed since rate was met */
 		uint8_t qrun;	/* software: queued intervals in a row */
 		uint8_t crun;	/* software: clear intervals in a row */
 		uint32_t rtt_lo; /* us: smallest RTT sample in the interval */
-		uint64_t probe_rtt_min;	/* ns: smallest PROBE round trip */
+		uint64_t probe_rtt_min; /* ns: fastest PROBE round trip */
 		uint64_t moved;	/* slots (bit i: path i; i < 64) moved by
 				 * the last exploration: still ramping */
 	} explore;
@@ -307,11 +308,11 @@ struct mr_conn {
 	struct mroce_list qps;		/* QPs (streams) of this conn */
 	struct mroce_list sched;	/* QPs with new data to send */
 	struct {		/* the timer heap (timer.c, struct mr_engine) */
-		uint64_t due;	/* ns: earliest instant with work; MAX: none */
+		uint64_t due;	/* ns: first instant of work; MAX: none */
 		uint64_t tdue;	/* ns: earliest timer (conn_tick) */
 		uint64_t dseq;	/* tie-break: order of the last update */
-		uint32_t hidx;	/* position in t->heap + 1; 0: not in it */
-		uint8_t dirty;	/* on t->dirty: `due` must be recomputed */
+		uint32_t hidx;	/* index in t->heap + 1; 0: not in it */
+		uint8_t dirty;	/* on t->dirty: recompute `due` */
 	} heap;
 	struct mroce_list link;		/* on t->conns (all conns) */
 	struct mroce_list alink;	/* on t->active while not idle */
