@@ -203,7 +203,7 @@ static void dump_engine(struct mroce_engine *e, const char *name)
 
 		fprintf(stderr, "%s conn st=%s resend=%u used=%u naks=%u\n",
 			name, mr_conn_state_names[c->state], c->nresend,
-			c->txe_used, c->nak_count);
+			c->txe_used, c->naks.count);
 		for (int i = 0; i < c->npaths; i++) {
 			struct mr_path *p = &c->path[i];
 

@@ -217,11 +217,11 @@ START_TEST(mr_cc_rate__honours_receiver_hint)
 
 	memset(&c, 0, sizeof(c));
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull / 4);
-	c.hint_bps = 100000000000ull;
+	c.pace.hint_bps = 100000000000ull;
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull);
-	c.hint_bps = 12500000000ull;
+	c.pace.hint_bps = 12500000000ull;
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 12500000000ull);
-	c.hint_bps = 400000000000ull;
+	c.pace.hint_bps = 400000000000ull;
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull);
 	mroce_engine_destroy(e);
 }
@@ -242,8 +242,8 @@ static bool cond_all_hinted(struct pump *p, void *arg)
 		struct mr_engine *t = p->e[i]->tp;
 		struct mr_conn *c = t->by_peer[p->peer[i][0]];
 
-		if (!c || c->hint_bps == 0 ||
-		    c->hint_bps > 100000000000ull / 8)
+		if (!c || c->pace.hint_bps == 0 ||
+		    c->pace.hint_bps > 100000000000ull / 8)
 			return false;
 	}
 	return true;

@@ -110,7 +110,7 @@ static void ack_hint(struct mroce_engine *e, struct mr_conn *c,
 {
 	uint64_t r = (uint64_t)pk->ack.rate_mbps * 1000000ull;
 
-	if (!c->hint_bps) {
+	if (!c->pace.hint_bps) {
 		/* First hint: start at a random point within one packet
 		 * time at that rate, so that the senders of an incast, all
 		 * learning their share at once, do not all send their
@@ -118,11 +118,11 @@ static void ack_hint(struct mroce_engine *e, struct mr_conn *c,
 		uint64_t gap = (uint64_t)(c->mtu + 64u) * 8u * 1000000000ull /
 			       r;
 
-		c->next_send = now + mroce_rng_below(
+		c->pace.next_send = now + mroce_rng_below(
 			e, (uint32_t)(gap < UINT32_MAX ? gap + 1 : UINT32_MAX));
 	}
-	c->hint_bps = r;
-	c->hint_time = now;
+	c->pace.hint_bps = r;
+	c->pace.hint_time = now;
 }
 
 /* SACK walk: acknowledge every entry below cum_psn and every one the

@@ -159,10 +159,10 @@ uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
 	/* Until the receiver has told us its share (first ACK, one RTT),
 	 * start at a quarter of the line: an incast's first round trip
 	 * then fills the receiver's queue four times slower. */
-	if (!c->hint_bps)
+	if (!c->pace.hint_bps)
 		return r / 4;
-	if (c->hint_bps < r)
-		r = c->hint_bps;
+	if (c->pace.hint_bps < r)
+		r = c->pace.hint_bps;
 	return r;
 }
 

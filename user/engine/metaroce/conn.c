@@ -146,7 +146,7 @@ struct mroce_rdjob *mr_rd_find(struct mroce_qp *qp, uint32_t msn)
  * each of them is a burst no buffer holds. The hint then sets the pace. */
 uint32_t mr_conn_flight_cap(const struct mr_conn *c)
 {
-	return c->hint_bps ? MR_TXE_MAX : MR_FIRST_FLIGHT;
+	return c->pace.hint_bps ? MR_TXE_MAX : MR_FIRST_FLIGHT;
 }
 
 /* Connection has (possibly) work or changed: it joins the active list
@@ -168,7 +168,7 @@ void mr_conn_kick(struct mr_conn *c)
 bool mr_conn_idle(const struct mr_conn *c)
 {
 	if (mr_conn_handshaking(c) || c->hs.want || c->hs.want_accept ||
-	    c->nak_count || c->txe_used || c->hold_until ||
+	    c->naks.count || c->txe_used || c->hold_until ||
 	    !mroce_list_empty(&c->sched))
 		return false;
 	for (int i = 0; i < c->npaths; i++) {

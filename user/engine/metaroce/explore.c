@@ -274,7 +274,7 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 	 * not the rate, held the data back. */
 	if (mroce_list_empty(&c->sched))
 		c->explore.fl |= MR_EXPLORE_IDLE;
-	else if (c->next_send <= now)
+	else if (c->pace.next_send <= now)
 		c->explore.fl |= MR_EXPLORE_BLOCKED;
 	ival = explore_interval(e, c);
 	if (!c->explore.start || now - c->explore.start > 4 * ival) {

@@ -286,11 +286,13 @@ struct mr_conn {
 				 * the last exploration: still ramping */
 	} explore;
 
-	/* pacing / fair share */
-	uint64_t next_send;	/* ns: pacing */
-	uint64_t hint_bps;	/* receiver's fair-share hint, 0 = none */
-	uint64_t hint_time;
-	uint64_t active_epoch;	/* receiver: epoch we last saw data */
+	struct {		/* pacing (tx.c) at the receiver's hint */
+		uint64_t next_send;	/* ns: the next packet may leave */
+		uint64_t hint_bps;	/* fair-share hint, 0 = none yet */
+		uint64_t hint_time;	/* ns: when it came */
+	} pace;
+	uint64_t active_epoch;	/* receiver: fair-share epoch we last saw
+				 * data in (cc.c) */
 
 	uint32_t rr;		/* path rotation for spraying */
 	uint32_t ack_rr;	/* rotation of our ports for ACKs (ack_sport) */
@@ -302,8 +304,10 @@ struct mr_conn {
 	uint64_t txe_free[MR_TXE_MAX / 64];	/* bit set = free */
 	uint64_t txe_resend[MR_TXE_MAX / 64];	/* bit set = RESEND */
 
-	struct mr_nak nakq[MR_NAKQ];
-	uint8_t nak_head, nak_count;
+	struct {		/* NAKs to send, oldest first (rx.c) */
+		struct mr_nak q[MR_NAKQ];
+		uint8_t head, count;
+	} naks;
 
 	struct mroce_list qps;		/* QPs (streams) of this conn */
 	struct mroce_list sched;	/* QPs with new data to send */

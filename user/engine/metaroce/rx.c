@@ -100,9 +100,9 @@ void mr_nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
 {
 	struct mr_nak *n;
 
-	if (c->nak_count >= MR_NAKQ)
+	if (c->naks.count >= MR_NAKQ)
 		return;	/* the sender's retransmission asks again */
-	n = &c->nakq[(c->nak_head + c->nak_count++) % MR_NAKQ];
+	n = &c->naks.q[(c->naks.head + c->naks.count++) % MR_NAKQ];
 	n->code = code;
 	n->path = (uint8_t)slot;
 	n->gen = gen;

@@ -321,14 +321,14 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 		return now;
 	if (c->state != MR_CONN_ESTABLISHED)
 		return next;
-	if (c->nak_count)
+	if (c->naks.count)
 		return now;
 	for (int i = 0; i < c->npaths; i++) {
 		const struct mr_path *p = &c->path[i];
 
 		if (p->want_probe || p->want_reroll)
 			return now;
-		if (idle && mr_idle_probe_due(p) && c->next_send <= now)
+		if (idle && mr_idle_probe_due(p) && c->pace.next_send <= now)
 			return now;
 		if (p->ack_due)
 			next = umin(next, p->ack_urgent ? now : p->ack_due);
@@ -346,7 +346,7 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 			c->txe_used < mr_conn_flight_cap(c))))
 		ready = true;
 	if (ready)
-		next = umin(next, c->next_send > now ? c->next_send : now);
+		next = umin(next, c->pace.next_send > now ? c->pace.next_send : now);
 	return next;
 }
 

@@ -180,9 +180,9 @@ static void pace(struct mroce_engine *e, struct mr_conn *c, uint32_t bytes,
 	uint64_t ns = rate ? (uint64_t)bytes * 8ull * 1000000000ull / rate : 0;
 	uint64_t burst = e->cfg.jitter_us ? (MR_PACE_BURST - 1) * ns : 0;
 
-	if (c->next_send + burst < now)
-		c->next_send = now > burst ? now - burst : 0;
-	c->next_send += ns;
+	if (c->pace.next_send + burst < now)
+		c->pace.next_send = now > burst ? now - burst : 0;
+	c->pace.next_send += ns;
 }
 
 bool mr_path_usable(const struct mr_path *p)
@@ -548,7 +548,7 @@ static int tx_data(struct mroce_engine *e, struct mr_conn *c,
 {
 	int r;
 
-	if (c->state != MR_CONN_ESTABLISHED || c->next_send > now)
+	if (c->state != MR_CONN_ESTABLISHED || c->pace.next_send > now)
 		return 0;
 	for (int i = 0; i < c->npaths; i++) {
 		r = tx_lost(e, c, i, out, cap, now);

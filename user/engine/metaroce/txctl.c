@@ -98,7 +98,7 @@ static uint16_t ack_sport(struct mroce_engine *e, struct mr_conn *c,
 static int tx_nak(struct mroce_engine *e, struct mr_conn *c,
 		  struct mroce_tx_pkt *out, size_t cap)
 {
-	struct mr_nak *n = &c->nakq[c->nak_head];
+	struct mr_nak *n = &c->naks.q[c->naks.head];
 	struct mroce_meta_pkt pk;
 
 	memset(&pk, 0, sizeof(pk));
@@ -113,8 +113,8 @@ static int tx_nak(struct mroce_engine *e, struct mr_conn *c,
 	pk.nak.psn = n->psn;
 	if (mr_emit(e, c, &pk, out, cap, n->sport, false) < 0)
 		return -1;
-	c->nak_head = (c->nak_head + 1) % MR_NAKQ;
-	c->nak_count--;
+	c->naks.head = (c->naks.head + 1) % MR_NAKQ;
+	c->naks.count--;
 	MROCE_STAT_INC(e, tx_naks);
 	return 1;
 }
@@ -209,7 +209,7 @@ int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
 		return r;
 	if (c->state != MR_CONN_ESTABLISHED)
 		return 0;
-	if (c->nak_count)
+	if (c->naks.count)
 		return tx_nak(e, c, out, cap);
 	for (int i = 0; i < c->npaths; i++) {
 		struct mr_path *p = &c->path[i];
