@@ -48,7 +48,7 @@ static inline struct mroce_engine_cfg base_cfg(void)
 }
 
 static inline int qp_connect(struct mroce_engine *e, uint32_t qpn, int peer,
-		      uint32_t dest, uint64_t now)
+			     uint32_t dest, uint64_t now)
 {
 	struct mroce_qp_attr a = { .state = MROCE_QPS_INIT,
 				   .access = MROCE_ACCESS_REMOTE_WRITE |
@@ -103,8 +103,9 @@ static inline void connect_side(struct pair *s, int i)
 			 0);
 }
 
-static inline void pair_setup_cfg(struct pair *s, const struct mroce_engine_cfg *cfg,
-			   size_t len, bool connect)
+static inline void pair_setup_cfg(struct pair *s,
+				  const struct mroce_engine_cfg *cfg,
+				  size_t len, bool connect)
 {
 	ck_assert_int_eq(pump_init(&s->p, 2, cfg), 0);
 	s->len = len;
@@ -184,7 +185,8 @@ static inline bool cond_established(struct pump *p, void *arg)
 }
 
 static inline int post(struct pair *s, int i, enum mroce_wr_opcode op,
-		uint64_t wr_id, uint32_t loff, uint32_t len, uint32_t roff)
+		       uint64_t wr_id, uint32_t loff, uint32_t len,
+		       uint32_t roff)
 {
 	struct side *d = &s->s[i], *o = &s->s[1 - i];
 	struct mroce_send_wr wr = {
@@ -203,7 +205,7 @@ static inline int post(struct pair *s, int i, enum mroce_wr_opcode op,
 }
 
 static inline int post_recv(struct pair *s, int i, uint64_t wr_id, uint32_t off,
-		     uint32_t len)
+			    uint32_t len)
 {
 	struct side *d = &s->s[i];
 	struct mroce_recv_wr wr = {
@@ -295,7 +297,7 @@ static inline void write_half(struct pair *s, size_t len, uint64_t limit)
 /* Side 0 writes len bytes from its offset 0 to offset roff of side 1 as
  * wr_id: it completes, successfully, as side 0's nwc-th completion. */
 static inline void write_ok(struct pair *s, uint64_t wr_id, uint32_t len,
-		     uint32_t roff, int nwc)
+			    uint32_t roff, int nwc)
 {
 	ck_assert_int_eq(post(s, 0, MROCE_WR_RDMA_WRITE, wr_id, 0, len, roff),
 			 0);

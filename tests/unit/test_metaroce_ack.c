@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, ACK and NAK processing (ack.c): ACK coalescing, selective
- * retransmission, duplicates, reordering, random loss and chaos runs, retry
- * exhaustion.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: ACK and NAK processing (ack.c): ACK coalescing,
+ * selective retransmission, duplicates, reordering, random loss and chaos runs,
+ * retry exhaustion. Two (or more) engines through the in-test pump
+ * (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, connections (conn.c, timer.c): the timer heap going quiet, the
- * memory of a connection, a restarted peer (NAK NO_CONN, a new connection,
- * replayed CONFIRMs).
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: connections (conn.c, timer.c): the timer heap
+ * going quiet, the memory of a connection, a restarted peer (NAK NO_CONN, a new
+ * connection, replayed CONFIRMs). Two (or more) engines through the in-test
+ * pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

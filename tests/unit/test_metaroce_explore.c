@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, path exploration (explore.c): finding an idle plane, also
- * under loss and on a software endpoint, and staying put on a clean fabric.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: path exploration (explore.c): finding an idle
+ * plane, also under loss and on a software endpoint, and staying put on a clean
+ * fabric. Two (or more) engines through the in-test pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, the handshake (handshake.c): establishment, retransmission,
- * the stateless responder and its cookie, lost ACCEPTs, a silent peer.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: the handshake (handshake.c): establishment,
+ * retransmission, the stateless responder and its cookie, lost ACCEPTs, a
+ * silent peer. Two (or more) engines through the in-test pump
+ * (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, the path lifecycle (path.c, timer.c): blackholes, silent and
- * lossy paths rerolled, probation of a fresh port, spraying away from a
- * congested path, a receiver paused and resumed.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: the path lifecycle (path.c, timer.c):
+ * blackholes, silent and lossy paths rerolled, probation of a fresh port,
+ * spraying away from a congested path, a receiver paused and resumed. Two (or
+ * more) engines through the in-test pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

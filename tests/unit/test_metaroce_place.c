@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, placement and delivery (place.c): byte-exact WRITE, SEND,
- * WRITE_IMM and READ; remote errors (keys, bounds, access, sizes); RNR.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: placement and delivery (place.c): byte-exact
+ * WRITE, SEND, WRITE_IMM and READ; remote errors (keys, bounds, access, sizes);
+ * RNR. Two (or more) engines through the in-test pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, the receive side (rx.c): SACK bookkeeping, PSN wrap, and mutated
- * packets that must never write outside the regions they name.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: the receive side (rx.c): SACK bookkeeping, PSN
+ * wrap, and mutated packets that must never write outside the regions they
+ * name. Two (or more) engines through the in-test pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of the MetaRoCE engine, transmit (tx.c, txctl.c): ACKs sprayed over our own ports and
- * the port checks, pacing bursts and ACK coalescing of a software endpoint.
- * Two (or more) engines through the in-test pump (metaroce_pair.h).
+ * Tests of the MetaRoCE engine: transmit (tx.c, txctl.c): ACKs sprayed over our
+ * own ports and the port checks, pacing bursts and ACK coalescing of a software
+ * endpoint. Two (or more) engines through the in-test pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 

@@ -345,8 +345,11 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 		       (!mroce_list_empty(&c->sched) &&
 			c->txe_used < mr_conn_flight_cap(c))))
 		ready = true;
-	if (ready)
-		next = umin(next, c->pace.next_send > now ? c->pace.next_send : now);
+	if (ready) {
+		uint64_t at = c->pace.next_send > now ? c->pace.next_send : now;
+
+		next = umin(next, at);
+	}
 	return next;
 }
 
