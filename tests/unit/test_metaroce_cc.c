@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Tests of user/engine/cc.c: the per-path window rules, loss response,
- * receiver fair share, and an 8-to-1 incast through the test pump.
+ * Tests of user/engine/metaroce/cc.c: the per-path window rules, loss
+ * response, receiver fair share, and an 8-to-1 incast through the test
+ * pump.
  */
 #include "../harness.h"
 #include "engine_pump.h"
-#include "../../user/engine/metaroce_int.h"
+#include "../../user/engine/metaroce/metaroce_int.h"
 
 static struct mroce_engine *mk(void)
 {
@@ -19,7 +20,7 @@ static struct mroce_engine *mk(void)
 START_TEST(mr_cc_on_ack__four_quadrants)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
@@ -54,7 +55,7 @@ END_TEST
 START_TEST(mr_cc_on_ack__delay_decrease_proportional_to_excess)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
@@ -93,8 +94,8 @@ START_TEST(mr_cc_on_ack__jitter_floor_is_not_queueing)
 					.link_bps = 100000000000ull,
 					.jitter_us = 300 };
 	struct mroce_engine *e, *plain = mk();
-	struct mr_path p = { .srtt_us = 30, .min_rtt_us = 30 };
-	struct mr_path q = { .srtt_us = 30, .min_rtt_us = 30 };
+	struct mr_path p = { .rtt = { .srtt_us = 30, .min_us = 30 } };
+	struct mr_path q = { .rtt = { .srtt_us = 30, .min_us = 30 } };
 	uint32_t w0;
 
 	ck_assert_int_eq(mroce_engine_create(&cfg, &e), 0);
@@ -131,7 +132,7 @@ END_TEST
 START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
 {
 	struct mroce_engine *e = mk();
-	struct mr_path p = { .srtt_us = 10, .min_rtt_us = 10 };
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
 	uint64_t now = 1000000;
 	uint32_t w0;
 
@@ -216,11 +217,11 @@ START_TEST(mr_cc_rate__honours_receiver_hint)
 
 	memset(&c, 0, sizeof(c));
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull / 4);
-	c.hint_bps = 100000000000ull;
+	c.pace.hint_bps = 100000000000ull;
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull);
-	c.hint_bps = 12500000000ull;
+	c.pace.hint_bps = 12500000000ull;
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 12500000000ull);
-	c.hint_bps = 400000000000ull;
+	c.pace.hint_bps = 400000000000ull;
 	ck_assert_uint_eq(mr_cc_rate(e, &c, 0), 100000000000ull);
 	mroce_engine_destroy(e);
 }
@@ -241,8 +242,8 @@ static bool cond_all_hinted(struct pump *p, void *arg)
 		struct mr_engine *t = p->e[i]->tp;
 		struct mr_conn *c = t->by_peer[p->peer[i][0]];
 
-		if (!c || c->hint_bps == 0 ||
-		    c->hint_bps > 100000000000ull / 8)
+		if (!c || c->pace.hint_bps == 0 ||
+		    c->pace.hint_bps > 100000000000ull / 8)
 			return false;
 	}
 	return true;
@@ -406,10 +407,10 @@ START_TEST(incast__bottleneck_does_not_collapse)
 }
 END_TEST
 
-MROCE_SUITE(engine_cc_suite)
-Suite *engine_cc_suite(void)
+MROCE_SUITE(metaroce_cc_suite)
+Suite *metaroce_cc_suite(void)
 {
-	Suite *s = suite_create("engine_cc");
+	Suite *s = suite_create("metaroce_cc");
 	TCase *tc = tcase_create("cc");
 
 	tcase_set_timeout(tc, 120);

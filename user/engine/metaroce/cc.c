@@ -39,7 +39,8 @@ uint32_t mr_cc_room(const struct mr_path *p)
 
 static void cut(struct mr_path *p, uint32_t num, uint32_t den, uint64_t now)
 {
-	uint64_t rtt_ns = (uint64_t)(p->srtt_us ? p->srtt_us : 10) * 1000;
+	uint64_t rtt_ns =
+		(uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 
 	/* At most one decrease per round trip: one congestion event. */
 	if (p->cc.last_cut && now - p->cc.last_cut < rtt_ns)
@@ -54,7 +55,7 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  struct mr_path *p, uint32_t newly, uint32_t ce,
 		  uint32_t rtt_us, uint64_t now)
 {
-	uint32_t base = p->min_rtt_us, target, lo;
+	uint32_t base = p->rtt.min_us, target, lo;
 	bool high_delay;
 
 	/* Queueing delay above a quarter of the base RTT (at least 1 us,
@@ -96,7 +97,8 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		}
 		p->cc.rtt_lo = 0;
 		p->cc.period_end =
-			now + (uint64_t)(p->srtt_us ? p->srtt_us : 10) * 1000;
+			now +
+			(uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 	}
 	if (p->cc.cwnd > CC_MAX)
 		p->cc.cwnd = CC_MAX;
@@ -139,7 +141,7 @@ void mr_cc_on_explore(struct mroce_engine *e, const struct mr_conn *c,
 	 * siblings' mean window, so that landing on an idle plane pays at
 	 * once rather than after a ramp from one packet. */
 	for (int i = 0; i < c->npaths; i++) {
-		if (&c->path[i] == p || c->path[i].probation)
+		if (&c->path[i] == p || c->path[i].life == MR_PATH_PROBATION)
 			continue;
 		sum += c->path[i].cc.cwnd;
 		n++;
@@ -157,10 +159,10 @@ uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
 	/* Until the receiver has told us its share (first ACK, one RTT),
 	 * start at a quarter of the line: an incast's first round trip
 	 * then fills the receiver's queue four times slower. */
-	if (!c->hint_bps)
+	if (!c->pace.hint_bps)
 		return r / 4;
-	if (c->hint_bps < r)
-		r = c->hint_bps;
+	if (c->pace.hint_bps < r)
+		r = c->pace.hint_bps;
 	return r;
 }
 
