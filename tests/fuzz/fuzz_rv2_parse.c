@@ -33,7 +33,7 @@ static void parse_and_round_trip(const uint8_t *b, size_t n,
 
 	err = f ? mroce_rv2_parse(f, &p) : mroce_rv2_parse_l4(b, n, &p);
 	if (err) {
-		CHECK(err < 0 && err > -MROCE_E__COUNT);
+		CHECK(err < 0 && mroce_is_codec_err(err));
 		return;
 	}
 	CHECK(p.desc && p.desc->opcode == p.opcode);

@@ -424,22 +424,6 @@ static inline bool gen_newer(uint8_t a, uint8_t b)
 	return (int8_t)(a - b) > 0;
 }
 
-/* Segments of a message of len bytes (a zero-length message has one),
- * and the length of segment seg (0 past the end). */
-static inline uint32_t nsegs_of(uint32_t len, uint32_t mtu)
-{
-	return len ? (len + mtu - 1) / mtu : 1;
-}
-
-static inline uint32_t seg_len(uint32_t msg_len, uint32_t seg, uint32_t mtu)
-{
-	uint64_t off = (uint64_t)seg * mtu;
-
-	if (off >= msg_len)
-		return 0;
-	return msg_len - off < mtu ? (uint32_t)(msg_len - off) : mtu;
-}
-
 static inline struct mr_qp *QP(const struct mroce_qp *qp)
 {
 	return qp->tp;

@@ -105,7 +105,7 @@ void mr_rx_deliver(struct mroce_engine *e, struct mroce_qp *qp)
 			j->len = rm->msg_len;
 			j->sink_va = rm->sink_va;
 			j->sink_key = rm->sink_key;
-			j->nsegs = nsegs_of(rm->msg_len, q->conn->mtu);
+			j->nsegs = mroce_msg_nsegs(rm->msg_len, q->conn->mtu);
 			mr_qp_kick(qp);
 			break;
 		}
@@ -166,7 +166,7 @@ static enum place_res place_read_resp(struct mroce_engine *e,
 		return PL_DUP;	/* late copy of a finished READ */
 	if (pk->va != w->wr.sge.addr || pk->rkey != w->wr.sge.lkey ||
 	    pk->msg_len != w->wr.sge.length || pk->offset % c->mtu ||
-	    pk->payload_len != seg_len(pk->msg_len, pk->offset / c->mtu,
+	    pk->payload_len != mroce_seg_len(pk->msg_len, pk->offset / c->mtu,
 				       c->mtu))
 		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, false);
 	for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++)
@@ -259,7 +259,7 @@ static bool rxmsg_open(struct mroce_engine *e, struct mr_conn *c,
 	}
 	if (mr_st_init(&rm->st, pk->opcode == MROCE_OP_READ_REQ ?
 					1 :
-					nsegs_of(pk->msg_len, c->mtu)) < 0) {
+					mroce_msg_nsegs(pk->msg_len, c->mtu)) < 0) {
 		refuse(e, c, qp, MROCE_NAK_REMOTE_OP, slot, pk, false);
 		return false;
 	}
@@ -333,7 +333,7 @@ enum place_res mr_place(struct mroce_engine *e, struct mr_conn *c, int slot,
 		     pk->offset != 0 || pk->payload_len != 0 :
 		     pk->offset % mtu ||
 			     pk->payload_len !=
-				     seg_len(pk->msg_len, pk->offset / mtu,
+				     mroce_seg_len(pk->msg_len, pk->offset / mtu,
 					     mtu)))
 		return refuse(e, c, qp, MROCE_NAK_INVALID_REQ, slot, pk, true);
 	seg = pk->offset / mtu;

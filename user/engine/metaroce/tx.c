@@ -39,7 +39,7 @@ static int fill_read_resp(struct mroce_engine *e, const struct mr_conn *c,
 			  struct mroce_meta_pkt *pk, uint32_t *nsegs)
 {
 	const struct mroce_rdjob *j = r->j;
-	uint32_t mtu = c->mtu, len = seg_len(j->len, seg, mtu);
+	uint32_t mtu = c->mtu, len = mroce_seg_len(j->len, seg, mtu);
 
 	pk->opcode = MROCE_OP_READ_RESP;
 	pk->msn = j->msn;
@@ -81,7 +81,7 @@ static int fill_sq(struct mroce_engine *e, const struct mr_conn *c,
 		   struct mroce_meta_pkt *pk, uint32_t *nsegs)
 {
 	const struct mroce_send_wr *wr = &r->w->wr;
-	uint32_t mtu = c->mtu, len = seg_len(wr->sge.length, seg, mtu);
+	uint32_t mtu = c->mtu, len = mroce_seg_len(wr->sge.length, seg, mtu);
 
 	pk->msn = r->w->msn;
 	pk->opcode = wr_op(wr->opcode);
@@ -427,7 +427,7 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 		struct mroce_wqe *w = mroce_sq_at(qp, q->sq_next);
 
 		if (w->state == MROCE_WQE_QUEUED) {
-			w->nsegs = nsegs_of(w->wr.sge.length, mtu);
+			w->nsegs = mroce_msg_nsegs(w->wr.sge.length, mtu);
 			w->next_seg = 0;
 		}
 		if (w->state == MROCE_WQE_DONE ||
@@ -457,7 +457,7 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 					rd = &q->rdrx[i];
 			if (!rd || q->reads_out >= MROCE_MAX_RD_ATOMIC)
 				return false;
-			if (mr_st_init(&rd->st, nsegs_of(w->wr.sge.length,
+			if (mr_st_init(&rd->st, mroce_msg_nsegs(w->wr.sge.length,
 						      mtu)) < 0)
 				return false;
 			rd->used = true;
