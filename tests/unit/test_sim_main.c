@@ -71,8 +71,8 @@ START_TEST(main__json_has_the_required_fields)
 	static const char *keys[] = {
 		"transport", "goodput_gbps", "fct_p50_us", "fct_p99_us",
 		"retransmits", "completed_bytes", "integrity_ok",
-		"virtual_time_us", "path_share", "jain_fairness",
-		"mem_per_conn_bytes", "wall_time_s", "digest",
+		"virtual_time_us", "path_share_ratio", "jain_fairness_ratio",
+		"mem_per_conn_bytes", "wall_time_s", "digest", "schema_version",
 	};
 	char v[64];
 	int rc = sim("--transport rocev2 --paths 2 --rate-gbps 10 "
@@ -85,7 +85,7 @@ START_TEST(main__json_has_the_required_fields)
 	ck_assert_str_eq(field("transport", v, sizeof(v)), "rocev2");
 	ck_assert_str_eq(field("integrity_ok", v, sizeof(v)), "true");
 	ck_assert_str_eq(field("completed_bytes", v, sizeof(v)), "262144");
-	ck_assert_ptr_nonnull(strstr(out, "\"path_share\":["));
+	ck_assert_ptr_nonnull(strstr(out, "\"path_share_ratio\":["));
 }
 END_TEST
 
@@ -155,7 +155,7 @@ START_TEST(main__bench_crc_reports_every_path)
 	int rc = sim("--bench-crc --json");
 
 	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
-	ck_assert_int_eq((int)strtol(field("len", v, sizeof(v)), NULL, 10),
+	ck_assert_int_eq((int)strtol(field("buffer_bytes", v, sizeof(v)), NULL, 10),
 			 8192);
 	ck_assert_msg(strtod(field("crc_ns", v, sizeof(v)), NULL) > 0, "%s",
 		      out);
@@ -163,7 +163,7 @@ START_TEST(main__bench_crc_reports_every_path)
 		      "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "\"impl\":\"table\""));
 	snprintf(pat, sizeof(pat), "\"impl\":\"%s\"",
-		 field("selected", v, sizeof(v)));
+		 field("selected_impl", v, sizeof(v)));
 	ck_assert_msg(strstr(out, pat), "%s", out);
 }
 END_TEST
