@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <math.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -41,6 +42,8 @@
 #include <xdp/xsk.h>
 
 #include "mroce/codec.h"
+#include "../common/json.h"
+#include "../common/util.h"
 #include "../../bpf/fabric.h"
 #include "fabric_xsk_rx.skel.h"
 
@@ -132,22 +135,28 @@ static const char usage_text[] =
 	"                       (costs a core; faster only if one is idle)\n"
 	"    --ready FILE       RX: create FILE once packets can be received\n"
 	"                       (so a script knows when to start the sender)\n"
-	"    --json             one JSON object instead of the text summary\n"
+	"    --json             one JSON document instead of the text summary\n"
+	"                       (keys in docs/json.md); a failed run prints\n"
+	"                       one too, with an \"error\" object\n"
+	"    -V, --version      print the version and exit\n"
 	"    -h, --help         this text\n"
 	"\n"
 	"OUTPUT\n"
 	"    mode, packets, bytes (whole frames), seconds, pps, Gbit/s of "
 	"frames,\n"
 	"    and TX: busy kicks (EAGAIN/EBUSY/ENOBUFS, normal) and hard "
-	"errors.\n"
+	"errors\n"
+	"    (JSON: pkts, frame_bytes, duration_s, rate_mpps, rate_gbps,\n"
+	"    busy_kicks, errors, xdp_matched_pkts, xdp_redirected_pkts).\n"
 	"    --pingpong TX: pings, replies, lost, half round trip min / p50 /\n"
-	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\").\n"
+	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\",\n"
+	"    half_rtt_min_us .. half_rtt_avg_us).\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0 ran, 1 setup failed (message names the step) or, ping-pong,\n"
 	"    no reply at all, 2 usage error.\n"
 	"\n"
-	"EXAMPLE\n"
+	"EXAMPLES\n"
 	"    mroce_blast --udp --pingpong --rx --seconds 10 &\n"
 	"    mroce_blast --udp --pingpong --tx --dst 10.77.2.2 --size 8 "
 	"--count 5000\n";
@@ -839,34 +848,48 @@ static double pct(const struct result *r, double p)
 	return r->lat[i];
 }
 
-static void pp_report(const struct opts *o, const struct result *r)
+/* A number with a fixed count of decimals (json-c's default of 17
+ * significant digits shows binary noise). */
+static void add_num(struct json_object *o, const char *key, double v,
+		    int decimals)
 {
-	double sum = 0;
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.*f", decimals, isfinite(v) ? v : 0.0);
+	json_object_object_add(o, key, json_object_new_double_s(v, buf));
+}
+
+static void pp_report(const struct opts *o, const struct result *r,
+		      struct json_object *doc)
+{
+	double sum = 0, avg;
 
 	for (uint64_t i = 0; i < r->packets; i++)
 		sum += r->lat[i];
-	if (o->json) {
-		printf("{\"mode\":\"%s\",\"size\":%d,\"pings\":%llu,"
-		       "\"replies\":%llu,\"lost\":%llu,\"half_rtt_us\":{"
-		       "\"min\":%.2f,\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
-		       "\"avg\":%.2f}}\n",
-		       r->mode, o->size < 8 ? 8 : o->size,
-		       (unsigned long long)(r->packets + r->lost + r->errors),
-		       (unsigned long long)r->packets,
-		       (unsigned long long)r->lost, pct(r, 0), pct(r, 0.5),
-		       pct(r, 0.99), pct(r, 0.999),
-		       r->packets ? sum / (double)r->packets : 0);
+	avg = r->packets ? sum / (double)r->packets : 0;
+	if (doc) {
+		mroce_json_add_i64(doc, "payload_bytes",
+				   o->size < 8 ? 8 : o->size);
+		mroce_json_add_u64(doc, "pings",
+				   r->packets + r->lost + r->errors);
+		mroce_json_add_u64(doc, "replies", r->packets);
+		mroce_json_add_u64(doc, "lost", r->lost);
+		add_num(doc, "half_rtt_min_us", pct(r, 0), 2);
+		add_num(doc, "half_rtt_p50_us", pct(r, 0.5), 2);
+		add_num(doc, "half_rtt_p99_us", pct(r, 0.99), 2);
+		add_num(doc, "half_rtt_p999_us", pct(r, 0.999), 2);
+		add_num(doc, "half_rtt_avg_us", avg, 2);
 		return;
 	}
 	printf("%s: %llu replies, %llu lost, %d-byte payload; half round trip "
 	       "us: min %.2f p50 %.2f p99 %.2f p99.9 %.2f avg %.2f\n",
 	       r->mode, (unsigned long long)r->packets,
 	       (unsigned long long)r->lost, o->size < 8 ? 8 : o->size,
-	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999),
-	       r->packets ? sum / (double)r->packets : 0);
+	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), avg);
 }
 
-static void report(const struct opts *o, const struct result *r)
+static void report(const struct opts *o, const struct result *r,
+		   struct json_object *doc)
 {
 	double s = r->seconds > 0 ? r->seconds : 1e-9;
 	double pps = (double)r->packets / s,
@@ -878,19 +901,20 @@ static void report(const struct opts *o, const struct result *r)
 		   : r->packets ? (int)(r->bytes / r->packets) - HDR_LEN
 				: 0;
 
-	if (o->json) {
-		printf("{\"mode\":\"%s\",\"ifname\":\"%s\",\"size\":%d,"
-		       "\"flows\":%d,\"packets\":%llu,\"bytes\":%llu,"
-		       "\"seconds\":%.3f,\"pps\":%.0f,\"gbps\":%.3f,"
-		       "\"busy\":%llu,\"errors\":%llu,\"xdp_matched\":%llu,"
-		       "\"xdp_redirected\":%llu}\n",
-		       r->mode, o->ifname ? o->ifname : "", size, o->flows,
-		       (unsigned long long)r->packets,
-		       (unsigned long long)r->bytes, r->seconds, pps, gbps,
-		       (unsigned long long)r->busy,
-		       (unsigned long long)r->errors,
-		       (unsigned long long)r->xdp_matched,
-		       (unsigned long long)r->xdp_redirected);
+	if (doc) {
+		mroce_json_add_str(doc, "ifname", o->ifname);
+		mroce_json_add_i64(doc, "payload_bytes", size);
+		mroce_json_add_i64(doc, "flows", o->flows);
+		mroce_json_add_u64(doc, "pkts", r->packets);
+		mroce_json_add_u64(doc, "frame_bytes", r->bytes);
+		add_num(doc, "duration_s", r->seconds, 3);
+		add_num(doc, "rate_mpps", pps / 1e6, 6);
+		add_num(doc, "rate_gbps", gbps, 3);
+		mroce_json_add_u64(doc, "busy_kicks", r->busy);
+		mroce_json_add_u64(doc, "errors", r->errors);
+		mroce_json_add_u64(doc, "xdp_matched_pkts", r->xdp_matched);
+		mroce_json_add_u64(doc, "xdp_redirected_pkts",
+				   r->xdp_redirected);
 		return;
 	}
 	printf("%s: %llu packets, %llu bytes in %.3f s: %.3f Mpps, %.3f Gbit/s"
@@ -908,138 +932,188 @@ static void report(const struct opts *o, const struct result *r)
 		       (unsigned long long)r->xdp_redirected);
 }
 
+/* A number in [min, max] for option opt, or exit 2 naming it. */
+static uint64_t num(const char *s, const char *opt, uint64_t min,
+		    uint64_t max)
+{
+	uint64_t v;
+
+	if (mroce_parse_u64(s, min, max, &v)) {
+		fprintf(stderr,
+			"mroce_blast: %s: '%s' is not a number in "
+			"[%llu, %llu] (see --help)\n",
+			opt, s, (unsigned long long)min,
+			(unsigned long long)max);
+		exit(2);
+	}
+	return v;
+}
+
+static const struct option lo[] = {
+	{"tx", 0, 0, 'T'},	{"rx", 0, 0, 'R'},
+	{"udp", 0, 0, 'U'},	{"json", 0, 0, 'j'},
+	{"ifname", 1, 0, 'i'},	{"queue", 1, 0, 'q'},
+	{"src", 1, 0, 's'},	{"dst", 1, 0, 'd'},
+	{"dmac", 1, 0, 'm'},	{"smac", 1, 0, 'M'},
+	{"sport", 1, 0, 'p'},	{"dport", 1, 0, 'P'},
+	{"flows", 1, 0, 'f'},	{"size", 1, 0, 'b'},
+	{"seconds", 1, 0, 't'}, {"count", 1, 0, 'n'},
+	{"pps", 1, 0, 'r'},	{"ready", 1, 0, 'y'},
+	{"pingpong", 0, 0, 'g'},	{"spin", 0, 0, 'S'},
+	{"help", 0, 0, 'h'},	{"version", 0, 0, 'V'},
+	{0, 0, 0, 0}};
+
+/* Options with a number. False: not one of them. */
+static bool parse_num_opt(int c, const char *arg, struct opts *o)
+{
+	double pps;
+
+	switch (c) {
+	case 'q':
+		o->queue = (int)num(arg, "--queue", 0, 65535);
+		return true;
+	case 'p':
+		o->sport = (int)num(arg, "--sport", 1, 65535);
+		return true;
+	case 'P':
+		o->dport = (int)num(arg, "--dport", 1, 65535);
+		return true;
+	case 'f':
+		o->flows = (int)num(arg, "--flows", 1, MAX_FLOWS);
+		return true;
+	case 'b':
+		o->size = (int)num(arg, "--size", 0, MAX_PAYLOAD);
+		return true;
+	case 't':
+		o->seconds = (int)num(arg, "--seconds", 1, 86400 * 365);
+		return true;
+	case 'n':
+		o->count = (long)num(arg, "--count", 0, 1ull << 62);
+		return true;
+	case 'r':
+		if (mroce_parse_double(arg, 0, 1e12, &pps)) {
+			fprintf(stderr, "mroce_blast: --pps: '%s' is not a "
+					"rate in [0, 1e12] (see --help)\n",
+				arg);
+			exit(2);
+		}
+		o->pps = pps;
+		return true;
+	}
+	return false;
+}
+
+/* Every other option; exits for --help, --version and unknown ones. */
+static void parse_other(int c, const char *arg, struct opts *o)
+{
+	switch (c) {
+	case 'T': o->tx = true; break;
+	case 'R': o->rx = true; break;
+	case 'U': o->udp = true; break;
+	case 'S': o->spin = true; break;
+	case 'j': o->json = true; break;
+	case 'g': o->pingpong = true; break;
+	case 'i': o->ifname = arg; break;
+	case 's': o->src = arg; break;
+	case 'd': o->dst = arg; break;
+	case 'm': o->dmac = arg; break;
+	case 'M': o->smac = arg; break;
+	case 'y': o->ready = arg; break;
+	case 'h':
+		fputs(usage_text, stdout);
+		exit(0);
+	case 'V':
+		mroce_print_version(stdout, "mroce_blast");
+		exit(0);
+	default:
+		fprintf(stderr, "see mroce_blast --help\n");
+		exit(2);
+	}
+}
+
+/* 0, or 2 after a message when the options do not make a run. */
+static int check_opts(const struct opts *o)
+{
+	const char *why = NULL;
+
+	if (o->tx == o->rx)
+		why = "give exactly one of --tx, --rx";
+	else if (o->sport + o->flows > 65536)
+		why = "--sport + --flows goes past port 65535";
+	else if (o->pingpong && !o->udp)
+		why = "--pingpong needs --udp";
+	else if (!o->udp && !o->ifname)
+		why = "AF_XDP needs --ifname";
+	if (!why)
+		return 0;
+	fprintf(stderr, "mroce_blast: %s (see --help)\n", why);
+	return 2;
+}
+
+/* Runs the chosen mode; reports what it measured (into doc with --json)
+ * and returns the exit status. */
+static int run(const struct opts *o, struct result *r,
+	       struct json_object *doc)
+{
+	int rc;
+
+	if (o->pingpong) {
+		rc = o->tx ? pp_tx(o, r) : pp_rx(o, r);
+		if (!rc || r->lat) {
+			mroce_json_add_str(doc, "mode", r->mode);
+			if (o->tx)
+				pp_report(o, r, doc);
+			else
+				report(o, r, doc);
+		}
+		free(r->lat);
+		return rc;
+	}
+	if (o->udp)
+		rc = o->tx ? udp_tx(o, r) : udp_rx(o, r);
+	else
+		rc = o->tx ? xdp_tx(o, r) : xdp_rx(o, r);
+	if (!rc) {
+		mroce_json_add_str(doc, "mode", r->mode);
+		report(o, r, doc);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"tx", 0, 0, 'T'},	{"rx", 0, 0, 'R'},
-		{"udp", 0, 0, 'U'},	{"json", 0, 0, 'j'},
-		{"ifname", 1, 0, 'i'},	{"queue", 1, 0, 'q'},
-		{"src", 1, 0, 's'},	{"dst", 1, 0, 'd'},
-		{"dmac", 1, 0, 'm'},	{"smac", 1, 0, 'M'},
-		{"sport", 1, 0, 'p'},	{"dport", 1, 0, 'P'},
-		{"flows", 1, 0, 'f'},	{"size", 1, 0, 'b'},
-		{"seconds", 1, 0, 't'}, {"count", 1, 0, 'n'},
-		{"pps", 1, 0, 'r'},	{"ready", 1, 0, 'y'},
-		{"pingpong", 0, 0, 'g'},	{"spin", 0, 0, 'S'},
-		{"help", 0, 0, 'h'},	{0, 0, 0, 0}};
 	struct opts o = {.sport = 49152,
 			 .flows = 8,
 			 .dport = 4791,
 			 .size = 1024,
 			 .seconds = 5};
+	struct json_object *doc = NULL;
 	struct result r = {0};
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'T':
-			o.tx = true;
-			break;
-		case 'R':
-			o.rx = true;
-			break;
-		case 'U':
-			o.udp = true;
-			break;
-		case 'S':
-			o.spin = true;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'g':
-			o.pingpong = true;
-			break;
-		case 'i':
-			o.ifname = optarg;
-			break;
-		case 'q':
-			o.queue = atoi(optarg);
-			break;
-		case 's':
-			o.src = optarg;
-			break;
-		case 'd':
-			o.dst = optarg;
-			break;
-		case 'm':
-			o.dmac = optarg;
-			break;
-		case 'M':
-			o.smac = optarg;
-			break;
-		case 'p':
-			o.sport = atoi(optarg);
-			break;
-		case 'P':
-			o.dport = atoi(optarg);
-			break;
-		case 'f':
-			o.flows = atoi(optarg);
-			break;
-		case 'b':
-			o.size = atoi(optarg);
-			break;
-		case 't':
-			o.seconds = atoi(optarg);
-			break;
-		case 'n':
-			o.count = atol(optarg);
-			break;
-		case 'r':
-			o.pps = atof(optarg);
-			break;
-		case 'y':
-			o.ready = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			fprintf(stderr, "see mroce_blast --help\n");
-			return 2;
-		}
-	}
-	if (optind < argc || o.tx == o.rx) {
-		fprintf(stderr, "mroce_blast: give exactly one of --tx, --rx "
-				"(see --help)\n");
+	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1)
+		if (!parse_num_opt(c, optarg, &o))
+			parse_other(c, optarg, &o);
+	if (optind < argc) {
+		fprintf(stderr, "mroce_blast: unexpected argument '%s' "
+				"(see --help)\n", argv[optind]);
 		return 2;
 	}
-	if (o.flows < 1 || o.flows > MAX_FLOWS || o.sport < 1 ||
-	    o.sport + o.flows > 65536 || o.dport < 1 || o.dport > 65535 ||
-	    o.seconds < 1 || o.size < 0 || o.queue < 0 ||
-	    o.size > MAX_PAYLOAD) {
-		fprintf(stderr,
-			"mroce_blast: option out of range (see --help)\n");
-		return 2;
-	}
-	if (o.pingpong && !o.udp) {
-		fprintf(stderr, "mroce_blast: --pingpong needs --udp\n");
-		return 2;
-	}
-	if (!o.udp && !o.ifname) {
-		fprintf(stderr, "mroce_blast: AF_XDP needs --ifname\n");
-		return 2;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	if (o.pingpong) {
-		rc = o.tx ? pp_tx(&o, &r) : pp_rx(&o, &r);
-		if (!rc || r.lat) {
-			if (o.tx)
-				pp_report(&o, &r);
-			else
-				report(&o, &r);
-		}
-		free(r.lat);
-		return rc;
-	}
-	if (o.udp)
-		rc = o.tx ? udp_tx(&o, &r) : udp_rx(&o, &r);
-	else
-		rc = o.tx ? xdp_tx(&o, &r) : xdp_rx(&o, &r);
+	rc = check_opts(&o);
 	if (rc)
 		return rc;
-	report(&o, &r);
-	return 0;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (o.json)
+		doc = mroce_json_doc("mroce_blast");
+	rc = run(&o, &r, doc);
+	if (doc) {
+		if (rc)
+			mroce_json_set_error(doc, rc,
+					     r.mode ? "no reply at all"
+						    : "set-up failed (the "
+						      "message is on stderr)");
+		mroce_json_emit(stdout, doc, 0);
+	}
+	return rc;
 }

@@ -5,3 +5,4 @@
 TOOLS += mroce_blast
 mroce_blast_SRCS := user/blast/blast.c
 mroce_blast_LDLIBS :=
+mroce_blast_ILIBS := tool
