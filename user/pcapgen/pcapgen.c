@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mroce/codec.h"
+#include "../common/util.h"
 
 #define FRAME_CAP	(MROCE_MAX_PAYLOAD + 256)
 #define PCAP_SNAPLEN	65535
@@ -1020,6 +1021,7 @@ static void usage(FILE *o)
 "                       line per header field.\n"
 "    -b, --bad-icrc     append one MetaRoCE and one RoCEv2 frame whose ICRC\n"
 "                       is deliberately wrong (to test ICRC checkers).\n"
+"    -V, --version      print the version and exit.\n"
 "    -h, --help         print this help and exit.\n"
 "\n"
 "EXIT STATUS\n"
@@ -1032,7 +1034,13 @@ static void usage(FILE *o)
 	      o);
 }
 
-int main(int argc, char **argv)
+struct gen_opts {
+	const char *out;
+	bool list, hexdump, bad;
+};
+
+/* 0, or the exit status (help, version: 0 after printing; usage: 2). */
+static int parse_opts(int argc, char **argv, struct gen_opts *g)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -1040,34 +1048,31 @@ int main(int argc, char **argv)
 		{ "hexdump", no_argument, NULL, 'x' },
 		{ "bad-icrc", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
-	bool list = false, hexdump = false, bad = false;
-	static uint8_t frames[N_SAMPLES + N_BAD][FRAME_CAP];
-	size_t lens[N_SAMPLES + N_BAD];
-	const struct sample *sp[N_SAMPLES + N_BAD];
-	unsigned int n = 0;
-	FILE *f = NULL;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:lxbh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:lxbhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			out = optarg;
+			g->out = optarg;
 			break;
 		case 'l':
-			list = true;
+			g->list = true;
 			break;
 		case 'x':
-			hexdump = true;
+			g->hexdump = true;
 			break;
 		case 'b':
-			bad = true;
+			g->bad = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			exit(0);
+		case 'V':
+			mroce_print_version(stdout, "mroce_pcapgen");
+			exit(0);
 		default:
 			fprintf(stderr, "Try 'mroce_pcapgen --help'.\n");
 			return 2;
@@ -1078,18 +1083,56 @@ int main(int argc, char **argv)
 				"Try 'mroce_pcapgen --help'.\n", argv[optind]);
 		return 2;
 	}
-	if (!out && !list && !hexdump) {
+	if (!g->out && !g->list && !g->hexdump) {
 		fprintf(stderr, "mroce_pcapgen: -o FILE is required\n"
 				"Try 'mroce_pcapgen --help'.\n");
 		return 2;
 	}
-	if (out && !strcmp(out, "-") && (list || hexdump)) {
+	if (g->out && !strcmp(g->out, "-") && (g->list || g->hexdump)) {
 		fprintf(stderr, "mroce_pcapgen: -o - cannot be combined with"
 				" --list or --hexdump (both use stdout)\n");
 		return 2;
 	}
+	return 0;
+}
 
-	for (size_t i = 0; i < N_SAMPLES + (bad ? N_BAD : 0); i++) {
+/* The pcap file: 0, or 1 after a message. */
+static int write_pcap(const char *out, unsigned int n,
+		      uint8_t (*frames)[FRAME_CAP], const size_t *lens)
+{
+	FILE *f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "mroce_pcapgen: %s: %s\n", out,
+			strerror(errno));
+		return 1;
+	}
+	err = pcap_header(f);
+	for (unsigned int i = 0; !err && i < n; i++)
+		err = pcap_record(f, i + 1, frames[i], lens[i]);
+	if (f != stdout ? fclose(f) : fflush(f))
+		err = -1;
+	if (err) {
+		fprintf(stderr, "mroce_pcapgen: writing %s: %s\n", out,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t frames[N_SAMPLES + N_BAD][FRAME_CAP];
+	size_t lens[N_SAMPLES + N_BAD];
+	const struct sample *sp[N_SAMPLES + N_BAD];
+	struct gen_opts g = { 0 };
+	unsigned int n = 0;
+	int rc = parse_opts(argc, argv, &g);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < N_SAMPLES + (g.bad ? N_BAD : 0); i++) {
 		const struct sample *s = i < N_SAMPLES ? &samples[i] :
 							 &bad_samples[i - N_SAMPLES];
 		int len = build_frame(s, n + 1, frames[n], FRAME_CAP);
@@ -1107,29 +1150,11 @@ int main(int argc, char **argv)
 		lens[n] = (size_t)len;
 		sp[n++] = s;
 	}
-
-	if (out) {
-		f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
-		if (!f) {
-			fprintf(stderr, "mroce_pcapgen: %s: %s\n", out,
-				strerror(errno));
-			return 1;
-		}
-		int err = pcap_header(f);
-
-		for (unsigned int i = 0; !err && i < n; i++)
-			err = pcap_record(f, i + 1, frames[i], lens[i]);
-		if (f != stdout ? fclose(f) : fflush(f))
-			err = -1;
-		if (err) {
-			fprintf(stderr, "mroce_pcapgen: writing %s: %s\n", out,
-				strerror(errno));
-			return 1;
-		}
-	}
-	for (unsigned int i = 0; list && i < n; i++)
+	if (g.out && write_pcap(g.out, n, frames, lens))
+		return 1;
+	for (unsigned int i = 0; g.list && i < n; i++)
 		list_sample(stdout, i + 1, sp[i], frames[i], lens[i]);
-	for (unsigned int i = 0; hexdump && i < n; i++)
+	for (unsigned int i = 0; g.hexdump && i < n; i++)
 		dump_sample(stdout, i + 1, sp[i], frames[i], lens[i]);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "mroce_pcapgen: stdout: %s\n", strerror(errno));
