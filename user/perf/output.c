@@ -239,37 +239,36 @@ static void lat_stats(double *v, uint64_t n, struct lat_stats *s)
 	s->p999 = v[(uint64_t)((double)(n - 1) * 0.999)];
 }
 
+/* A latency row's keys: perftest's (--out_json) and ours (--json), in
+ * the order of struct lat_stats. */
+static const char *const lat_keys[2][7] = {
+	{"t_min", "t_max", "t_typical", "t_avg", "t_stdev", "percentile_99",
+	 "percentile_99.9"},
+	{"lat_min_us", "lat_max_us", "lat_p50_us", "lat_avg_us",
+	 "lat_stdev_us", "lat_p99_us", "lat_p999_us"},
+};
+
+static struct json_object *lat_obj(int ours, uint64_t size, uint64_t n,
+				   const struct lat_stats *s)
+{
+	const double v[7] = {s->min, s->max, s->median, s->avg,
+			     s->stdev, s->p99, s->p999};
+	struct json_object *o = json_object_new_object();
+
+	mroce_json_add_u64(o, ours ? "size_bytes" : "MsgSize", size);
+	mroce_json_add_u64(o, ours ? "iterations" : "n_iterations", n);
+	for (int i = 0; i < 7; i++)
+		add_num(o, lat_keys[ours][i], v[i], 2);
+	return o;
+}
+
 static void lat_json(const struct ctx *c, uint64_t size, uint64_t n,
 		     const struct lat_stats *s)
 {
-	struct json_object *o;
-
-	if (c->o.out_json) {
-		o = json_object_new_object();
-		mroce_json_add_u64(o, "MsgSize", size);
-		mroce_json_add_u64(o, "n_iterations", n);
-		add_num(o, "t_min", s->min, 2);
-		add_num(o, "t_max", s->max, 2);
-		add_num(o, "t_typical", s->median, 2);
-		add_num(o, "t_avg", s->avg, 2);
-		add_num(o, "t_stdev", s->stdev, 2);
-		add_num(o, "percentile_99", s->p99, 2);
-		add_num(o, "percentile_99.9", s->p999, 2);
-		perftest_file(c, o);
-	}
-	if (!c->o.json)
-		return;
-	o = json_object_new_object();
-	mroce_json_add_u64(o, "size_bytes", size);
-	mroce_json_add_u64(o, "iterations", n);
-	add_num(o, "lat_min_us", s->min, 2);
-	add_num(o, "lat_max_us", s->max, 2);
-	add_num(o, "lat_p50_us", s->median, 2);
-	add_num(o, "lat_avg_us", s->avg, 2);
-	add_num(o, "lat_stdev_us", s->stdev, 2);
-	add_num(o, "lat_p99_us", s->p99, 2);
-	add_num(o, "lat_p999_us", s->p999, 2);
-	json_object_array_add(results, o);
+	if (c->o.out_json)
+		perftest_file(c, lat_obj(0, size, n, s));
+	if (c->o.json)
+		json_object_array_add(results, lat_obj(1, size, n, s));
 }
 
 void out_lat_row(const struct ctx *c, uint64_t size, double *v, uint64_t n)
