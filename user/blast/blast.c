@@ -343,14 +343,21 @@ static void pace(double t0, uint64_t sent, double pps)
  * back in order, one per descriptor: a slot is free again when the
  * completion of its last chunk arrives.
  */
-static int xdp_tx(const struct opts *o, struct result *r)
+/* The AF_XDP sender's frames: a slot of k chunks per frame, and the
+ * slots free to send (their last chunk's completion came back). */
+struct tx_slots {
+	struct xsk x;
+	uint64_t *freel, slot_bytes;
+	uint32_t nfree, k, nslots;
+	int flen;
+};
+
+/* Addresses, the socket and every slot's frame, built once. 0, 1 (set-up
+ * failed) or 2 (bad options), after a message. */
+static int tx_setup(const struct opts *o, struct tx_slots *t)
 {
 	uint8_t smac[6], dmac[6];
-	uint32_t saddr, daddr, nfree = 0, k, nslots;
-	uint64_t *freel, slot_bytes;
-	struct xsk x = {0};
-	double t0, end;
-	int flen = HDR_LEN + o->size, rc = 1;
+	uint32_t saddr, daddr;
 
 	if (!o->src || !o->dst || !o->dmac) {
 		fprintf(stderr,
@@ -365,109 +372,223 @@ static int xdp_tx(const struct opts *o, struct result *r)
 			o->ifname);
 		return 2;
 	}
-	k = (uint32_t)(flen + FRAME_SIZE - 1) / FRAME_SIZE;
-	nslots = NUM_FRAMES / k;
-	slot_bytes = (uint64_t)k * FRAME_SIZE;
-	freel = calloc(nslots, sizeof(*freel));
-	if (!freel || xsk_open(&x, o, false, k > 1))
-		goto out;
-	for (uint32_t i = 0; i < nslots; i++) {
-		uint64_t a = i * slot_bytes;
+	t->flen = HDR_LEN + o->size;
+	t->k = (uint32_t)(t->flen + FRAME_SIZE - 1) / FRAME_SIZE;
+	t->nslots = NUM_FRAMES / t->k;
+	t->slot_bytes = (uint64_t)t->k * FRAME_SIZE;
+	t->freel = calloc(t->nslots, sizeof(*t->freel));
+	if (!t->freel || xsk_open(&t->x, o, false, t->k > 1))
+		return 1;
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		uint64_t a = i * t->slot_bytes;
 
-		build_frame(xsk_umem__get_data(x.area, a), slot_bytes, smac,
-			    dmac, saddr, daddr,
+		build_frame(xsk_umem__get_data(t->x.area, a), t->slot_bytes,
+			    smac, dmac, saddr, daddr,
 			    (uint16_t)(o->sport + i % o->flows),
 			    (uint16_t)o->dport, o->size);
-		freel[nfree++] = a;
+		t->freel[t->nfree++] = a;
 	}
+	return 0;
+}
 
+/* Completions: a slot is free again when its last chunk is back. */
+static uint32_t tx_reap(struct tx_slots *t)
+{
+	uint32_t idx = 0, n = xsk_ring_cons__peek(&t->x.cq, NUM_FRAMES, &idx);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&t->x.cq, idx + i);
+
+		if (a % t->slot_bytes == t->slot_bytes - FRAME_SIZE)
+			t->freel[t->nfree++] = a - (t->slot_bytes - FRAME_SIZE);
+	}
+	if (n)
+		xsk_ring_cons__release(&t->x.cq, n);
+	return n;
+}
+
+/* Queues want frames (k descriptors each, all but the last flagged
+ * XDP_PKT_CONTD) if the TX ring has room for all of them. */
+static void tx_post(struct tx_slots *t, uint32_t want, struct result *r)
+{
+	uint32_t idx = 0, k = t->k;
+
+	if (!want ||
+	    xsk_ring_prod__reserve(&t->x.tx, want * k, &idx) != want * k)
+		return;
+	for (uint32_t i = 0; i < want; i++) {
+		uint64_t a = t->freel[--t->nfree];
+		uint32_t left = (uint32_t)t->flen;
+
+		for (uint32_t c = 0; c < k; c++) {
+			struct xdp_desc *d =
+				xsk_ring_prod__tx_desc(&t->x.tx, idx + i * k + c);
+
+			d->addr = a + (uint64_t)c * FRAME_SIZE;
+			d->len = left > FRAME_SIZE ? FRAME_SIZE : left;
+			d->options = c + 1 < k ? XDP_PKT_CONTD : 0;
+			left -= d->len;
+		}
+	}
+	xsk_ring_prod__submit(&t->x.tx, want * k);
+	r->packets += want;
+	r->bytes += (uint64_t)want * (uint64_t)t->flen;
+}
+
+static void tx_kick(struct tx_slots *t, struct result *r)
+{
+	if (sendto(xsk_socket__fd(t->x.sock), NULL, 0, MSG_DONTWAIT, NULL,
+		   0) < 0) {
+		if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
+		    errno == EINTR)
+			r->busy++;
+		else
+			r->errors++;
+	}
+}
+
+static int xdp_tx(const struct opts *o, struct result *r)
+{
+	struct tx_slots t = {0};
+	double t0, end;
+	int rc = tx_setup(o, &t);
+
+	if (rc)
+		goto out;
 	r->mode = "xdp-tx";
 	t0 = now_s();
 	end = t0 + o->seconds;
 	while (!stop && (o->count <= 0 || r->packets < (uint64_t)o->count)) {
-		uint32_t idx = 0, n, want = BATCH / k;
+		uint32_t want = BATCH / t.k;
 
-		n = xsk_ring_cons__peek(&x.cq, NUM_FRAMES, &idx);
-		for (uint32_t i = 0; i < n; i++) {
-			uint64_t a = *xsk_ring_cons__comp_addr(&x.cq, idx + i);
-
-			if (a % slot_bytes == slot_bytes - FRAME_SIZE)
-				freel[nfree++] = a - (slot_bytes - FRAME_SIZE);
-		}
-		if (n)
-			xsk_ring_cons__release(&x.cq, n);
-
+		tx_reap(&t);
 		if ((r->packets & 1023) < BATCH && now_s() >= end)
 			break;
 		if (o->count > 0 && (uint64_t)o->count - r->packets < want)
 			want = (uint32_t)(o->count - (long)r->packets);
-		if (want > nfree)
-			want = nfree;
+		if (want > t.nfree)
+			want = t.nfree;
 		pace(t0, r->packets, o->pps);
-		if (want &&
-		    xsk_ring_prod__reserve(&x.tx, want * k, &idx) == want * k) {
-			for (uint32_t i = 0; i < want; i++) {
-				uint64_t a = freel[--nfree];
-				uint32_t left = (uint32_t)flen;
-
-				for (uint32_t c = 0; c < k; c++) {
-					struct xdp_desc *d =
-						xsk_ring_prod__tx_desc(
-							&x.tx, idx + i * k + c);
-
-					d->addr = a + (uint64_t)c * FRAME_SIZE;
-					d->len = left > FRAME_SIZE ? FRAME_SIZE
-								   : left;
-					d->options =
-						c + 1 < k ? XDP_PKT_CONTD : 0;
-					left -= d->len;
-				}
-			}
-			xsk_ring_prod__submit(&x.tx, want * k);
-			r->packets += want;
-			r->bytes += (uint64_t)want * (uint64_t)flen;
-		}
-		if (sendto(xsk_socket__fd(x.sock), NULL, 0, MSG_DONTWAIT, NULL,
-			   0) < 0) {
-			if (errno == EAGAIN || errno == EBUSY ||
-			    errno == ENOBUFS || errno == EINTR)
-				r->busy++;
-			else
-				r->errors++;
-		}
+		tx_post(&t, want, r);
+		tx_kick(&t, r);
 	}
 	r->seconds = now_s() - t0;
 	/* let the last frames leave before the socket goes */
-	for (int i = 0; i < 100 && nfree < nslots; i++) {
-		uint32_t idx = 0, n;
-
-		sendto(xsk_socket__fd(x.sock), NULL, 0, MSG_DONTWAIT, NULL, 0);
-		n = xsk_ring_cons__peek(&x.cq, NUM_FRAMES, &idx);
-		for (uint32_t j = 0; j < n; j++)
-			if (*xsk_ring_cons__comp_addr(&x.cq, idx + j) %
-				    slot_bytes ==
-			    slot_bytes - FRAME_SIZE)
-				nfree++;
-		if (n)
-			xsk_ring_cons__release(&x.cq, n);
-		else
+	for (int i = 0; i < 100 && t.nfree < t.nslots; i++) {
+		sendto(xsk_socket__fd(t.x.sock), NULL, 0, MSG_DONTWAIT, NULL, 0);
+		if (!tx_reap(&t))
 			usleep(1000);
 	}
-	rc = 0;
 out:
-	xsk_close(&x);
-	free(freel);
+	xsk_close(&t.x);
+	free(t.freel);
 	return rc;
+}
+
+/* The socket (multi-buffer if the kernel has it), its XSKMAP entry and
+ * a full fill ring. 0 or 1 after a message. */
+static int rx_socket(const struct opts *o, struct fabric_xsk_rx *skel,
+		     struct xsk *x)
+{
+	uint32_t key = (uint32_t)o->queue, idx = 0;
+	int fd;
+
+	/* multi-buffer so that jumbo frames arrive; without it (kernels
+	 * before 6.6) frames over one chunk are dropped by the kernel */
+	if (xsk_open(x, o, true, true)) {
+		xsk_close(x);
+		memset(x, 0, sizeof(*x));
+		if (xsk_open(x, o, true, false))
+			return 1;
+		fprintf(stderr,
+			"mroce_blast: no multi-buffer AF_XDP: frames "
+			"over %d bytes will not arrive\n",
+			FRAME_SIZE - 256);
+	}
+	fd = xsk_socket__fd(x->sock);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.fabric_xsks), &key, &fd,
+				BPF_ANY)) {
+		fprintf(stderr, "mroce_blast: XSKMAP update: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	if (xsk_ring_prod__reserve(&x->fq, NUM_FRAMES, &idx) != NUM_FRAMES)
+		return 1;
+	for (uint32_t i = 0; i < NUM_FRAMES; i++)
+		*xsk_ring_prod__fill_addr(&x->fq, idx + i) =
+			(uint64_t)i * FRAME_SIZE;
+	xsk_ring_prod__submit(&x->fq, NUM_FRAMES);
+	return 0;
+}
+
+/* Counts what arrives until --seconds, --count or a signal, handing
+ * every frame straight back to the fill ring. */
+static void rx_loop(const struct opts *o, struct xsk *x, struct result *r)
+{
+	double t0 = now_s(), end = t0 + o->seconds, first = 0, last = 0;
+
+	while (!stop && now_s() < end &&
+	       (o->count <= 0 || r->packets < (uint64_t)o->count)) {
+		uint32_t n, idx = 0, fidx = 0;
+
+		n = xsk_ring_cons__peek(&x->rx, BATCH * 4, &idx);
+		if (!n) {
+			/* A timed nap, not poll(): a socket with a sleeper on
+			 * it makes every delivery wake us, and that wake-up
+			 * runs on the sender's core (the fabric's forwarding
+			 * runs there) and slows the very thing measured. */
+			if (!o->spin)
+				usleep(RX_NAP_US);
+			continue;
+		}
+		/* the fill ring has room for every frame we hold */
+		while (xsk_ring_prod__reserve(&x->fq, n, &fidx) != n)
+			;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(&x->rx, idx + i);
+
+			r->bytes += d->len;
+			/* a packet ends at its descriptor without CONTD */
+			if (!(d->options & XDP_PKT_CONTD))
+				r->packets++;
+			*xsk_ring_prod__fill_addr(&x->fq, fidx + i) =
+				xsk_umem__extract_addr(d->addr);
+		}
+		xsk_ring_prod__submit(&x->fq, n);
+		xsk_ring_cons__release(&x->rx, n);
+		if (!first)
+			first = now_s();
+		last = now_s();
+	}
+	/* the rate while traffic arrived, not over the whole window */
+	r->seconds = r->packets ? last - first : now_s() - t0;
+}
+
+/* The XDP program's own counters, summed over CPUs. */
+static void rx_xdp_counters(struct fabric_xsk_rx *skel, struct result *r)
+{
+	int ncpu = libbpf_num_possible_cpus();
+
+	if (ncpu > 0) {
+		struct fabric_xsk_counters c[ncpu];
+		uint32_t zero = 0;
+
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.fabric_xsk_cnt),
+					 &zero, c))
+			for (int i = 0; i < ncpu; i++) {
+				r->xdp_matched += c[i].matched;
+				r->xdp_redirected += c[i].redirected;
+			}
+	}
 }
 
 static int xdp_rx(const struct opts *o, struct result *r)
 {
 	struct fabric_xsk_rx *skel = NULL;
 	struct xsk x = {0};
-	int ifindex, fd, ncpu, rc = 1;
-	uint32_t key = (uint32_t)o->queue, idx = 0;
+	int ifindex, fd, rc = 1;
 	bool attached = false;
-	double t0, end, first = 0, last = 0;
 
 	ifindex = (int)if_nametoindex(o->ifname);
 	if (!ifindex) {
@@ -494,85 +615,12 @@ static int xdp_rx(const struct opts *o, struct result *r)
 		goto out;
 	}
 	attached = true;
-	/* multi-buffer so that jumbo frames arrive; without it (kernels
-	 * before 6.6) frames over one chunk are dropped by the kernel */
-	if (xsk_open(&x, o, true, true)) {
-		xsk_close(&x);
-		memset(&x, 0, sizeof(x));
-		if (xsk_open(&x, o, true, false))
-			goto out;
-		fprintf(stderr,
-			"mroce_blast: no multi-buffer AF_XDP: frames "
-			"over %d bytes will not arrive\n",
-			FRAME_SIZE - 256);
-	}
-	fd = xsk_socket__fd(x.sock);
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.fabric_xsks), &key, &fd,
-				BPF_ANY)) {
-		fprintf(stderr, "mroce_blast: XSKMAP update: %s\n",
-			strerror(errno));
+	if (rx_socket(o, skel, &x))
 		goto out;
-	}
-	if (xsk_ring_prod__reserve(&x.fq, NUM_FRAMES, &idx) != NUM_FRAMES)
-		goto out;
-	for (uint32_t i = 0; i < NUM_FRAMES; i++)
-		*xsk_ring_prod__fill_addr(&x.fq, idx + i) =
-			(uint64_t)i * FRAME_SIZE;
-	xsk_ring_prod__submit(&x.fq, NUM_FRAMES);
 	signal_ready(o);
-
 	r->mode = "xdp-rx";
-	t0 = now_s();
-	end = t0 + o->seconds;
-	while (!stop && now_s() < end &&
-	       (o->count <= 0 || r->packets < (uint64_t)o->count)) {
-		uint32_t n, fidx = 0;
-
-		n = xsk_ring_cons__peek(&x.rx, BATCH * 4, &idx);
-		if (!n) {
-			/* A timed nap, not poll(): a socket with a sleeper on
-			 * it makes every delivery wake us, and that wake-up
-			 * runs on the sender's core (the fabric's forwarding
-			 * runs there) and slows the very thing measured. */
-			if (!o->spin)
-				usleep(RX_NAP_US);
-			continue;
-		}
-		/* the fill ring has room for every frame we hold */
-		while (xsk_ring_prod__reserve(&x.fq, n, &fidx) != n)
-			;
-		for (uint32_t i = 0; i < n; i++) {
-			const struct xdp_desc *d =
-				xsk_ring_cons__rx_desc(&x.rx, idx + i);
-
-			r->bytes += d->len;
-			/* a packet ends at its descriptor without CONTD */
-			if (!(d->options & XDP_PKT_CONTD))
-				r->packets++;
-			*xsk_ring_prod__fill_addr(&x.fq, fidx + i) =
-				xsk_umem__extract_addr(d->addr);
-		}
-		xsk_ring_prod__submit(&x.fq, n);
-		xsk_ring_cons__release(&x.rx, n);
-		if (!first)
-			first = now_s();
-		last = now_s();
-	}
-	/* the rate while traffic arrived, not over the whole window */
-	r->seconds = r->packets ? last - first : now_s() - t0;
-
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu > 0) {
-		struct fabric_xsk_counters c[ncpu];
-		uint32_t zero = 0;
-
-		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.fabric_xsk_cnt),
-					 &zero, c))
-			for (int i = 0; i < ncpu; i++) {
-				r->xdp_matched += c[i].matched;
-				r->xdp_redirected += c[i].redirected;
-			}
-	}
+	rx_loop(o, &x, r);
+	rx_xdp_counters(skel, r);
 	rc = 0;
 out:
 	xsk_close(&x);
