@@ -248,8 +248,8 @@ static void tx_post(struct tx_slots *t, uint32_t want, struct result *r)
 		uint32_t left = (uint32_t)t->flen;
 
 		for (uint32_t c = 0; c < k; c++) {
-			struct xdp_desc *d =
-				xsk_ring_prod__tx_desc(&t->x.tx, idx + i * k + c);
+			struct xdp_desc *d = xsk_ring_prod__tx_desc(
+				&t->x.tx, idx + i * k + c);
 
 			d->addr = a + (uint64_t)c * FRAME_SIZE;
 			d->len = left > FRAME_SIZE ? FRAME_SIZE : left;
@@ -302,7 +302,8 @@ int xdp_tx(const struct opts *o, struct result *r)
 	r->seconds = now_s() - t0;
 	/* let the last frames leave before the socket goes */
 	for (int i = 0; i < 100 && t.nfree < t.nslots; i++) {
-		sendto(xsk_socket__fd(t.x.sock), NULL, 0, MSG_DONTWAIT, NULL, 0);
+		sendto(xsk_socket__fd(t.x.sock), NULL, 0, MSG_DONTWAIT, NULL,
+		       0);
 		if (!tx_reap(&t))
 			usleep(1000);
 	}

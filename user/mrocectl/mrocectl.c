@@ -299,7 +299,8 @@ static int cmd_attach(int argc, char **argv)
 			break;
 		case 'p':
 			if (parse_port(optarg, &o.mroce_port))
-				return usage("attach", "--port is a number in [1, 65535]");
+				return usage("attach", "--port is a number "
+						       "in [1, 65535]");
 			break;
 		case 'r':
 			if (parse_port(optarg, &o.rocev2_port))
@@ -430,8 +431,9 @@ static void json_counters(const char *ifname,
 			char buf[32];
 
 			snprintf(buf, sizeof(buf), "%.1f", r);
-			json_object_object_add(o, mroce_xdp_counter_name(i),
-					       json_object_new_double_s(r, buf));
+			json_object_object_add(
+				o, mroce_xdp_counter_name(i),
+				json_object_new_double_s(r, buf));
 		}
 		json_object_object_add(doc, "rates_per_s", o);
 	}

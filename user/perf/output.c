@@ -91,9 +91,9 @@ void out_header(struct ctx *c)
 	printf(DASHES);
 	printf("                    %s\n", test_title(&c->o));
 	printf(" Dual-port       : OFF\t\tDevice         : mroce (%s)\n",
-	       c->o.daemon			     ? "mroced"
+	       c->o.daemon			   ? "mroced"
 	       : c->o.backend == MRV_BACKEND_AFXDP ? "embedded, afxdp"
-						     : "embedded, udp");
+						   : "embedded, udp");
 	printf(" Number of qps   : %d\t\tTransport type : %s\n", c->o.qps,
 	       tname(c->o.transport));
 	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
@@ -244,14 +244,14 @@ static void lat_stats(double *v, uint64_t n, struct lat_stats *s)
 static const char *const lat_keys[2][7] = {
 	{"t_min", "t_max", "t_typical", "t_avg", "t_stdev", "percentile_99",
 	 "percentile_99.9"},
-	{"lat_min_us", "lat_max_us", "lat_p50_us", "lat_avg_us",
-	 "lat_stdev_us", "lat_p99_us", "lat_p999_us"},
+	{"lat_min_us", "lat_max_us", "lat_p50_us", "lat_avg_us", "lat_stdev_us",
+	 "lat_p99_us", "lat_p999_us"},
 };
 
 static struct json_object *lat_obj(int ours, uint64_t size, uint64_t n,
 				   const struct lat_stats *s)
 {
-	const double v[7] = {s->min, s->max, s->median, s->avg,
+	const double v[7] = {s->min,   s->max, s->median, s->avg,
 			     s->stdev, s->p99, s->p999};
 	struct json_object *o = json_object_new_object();
 

@@ -186,10 +186,11 @@ static void serve(struct ctx *c)
 				 * with remote access errors. */
 				ctl_send(c, "ERR\n");
 				perf_die(1,
-				    "client asked for %" PRIu64 "-byte "
-				    "messages; start the server with the same "
-				    "-s/-a/-t",
-				    size);
+					 "client asked for %" PRIu64 "-byte "
+					 "messages; start the server with the "
+					 "same "
+					 "-s/-a/-t",
+					 size);
 			}
 			if (c->o.kind == T_READ && c->o.verify)
 				for (int q = 0; q < c->o.qps; q++)
@@ -281,8 +282,8 @@ static void open_dev(struct ctx *c)
 		if (err == -ENOENT || err == -ECONNREFUSED)
 			perf_die(1, "mroced is not running (socket %s)", sock);
 		if (err)
-			perf_die(1, "cannot open device at mroced %s: %s",
-				 sock, strerror(-err));
+			perf_die(1, "cannot open device at mroced %s: %s", sock,
+				 strerror(-err));
 	} else {
 		pick_local(c);
 		da.local_addr = c->local;
@@ -313,8 +314,8 @@ static void setup(struct ctx *c)
 	if (!c->o.host) {
 		err = mrv_listen(c->dev, NULL, c->o.port, &l);
 		if (err)
-			perf_die(1, "cannot listen on TCP port %u: %s", c->o.port,
-			    strerror(-err));
+			perf_die(1, "cannot listen on TCP port %u: %s",
+				 c->o.port, strerror(-err));
 	}
 	for (int q = 0; q < c->o.qps; q++) {
 		struct qpctx *x = &c->q[q];
@@ -348,9 +349,9 @@ static void setup(struct ctx *c)
 		}
 		if (err)
 			perf_die(1, "%s %s port %u: %s",
-			    c->o.host ? "connect to" : "accept on",
-			    c->o.host ? c->o.host : "TCP", c->o.port,
-			    strerror(-err));
+				 c->o.host ? "connect to" : "accept on",
+				 c->o.host ? c->o.host : "TCP", c->o.port,
+				 strerror(-err));
 		if (q) {
 			close(x->ri.sock);
 			x->ri.sock = -1;
@@ -360,9 +361,9 @@ static void setup(struct ctx *c)
 	for (int q = 0; c->o.host && q < c->o.qps; q++)
 		if (c->q[q].ri.buf_len < (uint64_t)c->slots * 2 * max)
 			perf_die(1,
-			    "server buffer too small (%" PRIu64 " bytes): "
-			    "start it with the same -s/-a/-t",
-			    c->q[q].ri.buf_len);
+				 "server buffer too small (%" PRIu64 " bytes): "
+				 "start it with the same -s/-a/-t",
+				 c->q[q].ri.buf_len);
 	mrv_listener_close(l);
 	mrv_query_stats(c->dev, &c->st0);
 	/* Receives first: a peer may start sending right after RTS. */
@@ -406,8 +407,10 @@ static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 	*peer = (struct spray){a, b, d};
 	c->bad_bytes += bad;
 	if (c->bad_bytes)
-		perf_die(1, "verify FAILED at size %" PRIu64 ": %" PRIu64
-			 " bad bytes", size, c->bad_bytes);
+		perf_die(1,
+			 "verify FAILED at size %" PRIu64 ": %" PRIu64
+			 " bad bytes",
+			 size, c->bad_bytes);
 }
 
 int main(int argc, char **argv)

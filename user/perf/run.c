@@ -82,9 +82,8 @@ int qidx(struct ctx *c, uint32_t qpn)
 	perf_die(1, "completion for unknown QP 0x%06x", qpn);
 }
 
-void post_send(struct ctx *c, int q, enum mrv_wr_opcode op,
-		      uint8_t *laddr, uint64_t len, uint64_t raddr,
-		      uint64_t wr_id, uint32_t imm)
+void post_send(struct ctx *c, int q, enum mrv_wr_opcode op, uint8_t *laddr,
+	       uint64_t len, uint64_t raddr, uint64_t wr_id, uint32_t imm)
 {
 	struct mrv_sge sg = {.addr = (uintptr_t)laddr,
 			     .length = (uint32_t)len,
@@ -132,7 +131,7 @@ int poll_wc(struct ctx *c, struct mrv_wc *wc, int n)
 	for (int i = 0; i < k; i++)
 		if (wc[i].status != MRV_WC_SUCCESS)
 			perf_die(1, "completion error on QP 0x%06x: %s",
-			    wc[i].qp_num, mrv_wc_status_str(wc[i].status));
+				 wc[i].qp_num, mrv_wc_status_str(wc[i].status));
 	return k;
 }
 

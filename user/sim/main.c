@@ -309,7 +309,8 @@ static bool parse_net(int o, const char *arg, struct args *a)
 		a->delay_us = parse_num("--delay-us", arg, 0, 1e7);
 		return true;
 	case O_QUEUE:
-		a->queue_kb = (uint32_t)parse_num("--queue-kb", arg, 0, 4194303);
+		a->queue_kb = (uint32_t)parse_num("--queue-kb", arg, 0,
+						  4194303);
 		return true;
 	case O_ECN:
 		a->ecn_kb = (uint32_t)parse_num("--ecn-kb", arg, 0, 4194303);
