@@ -241,7 +241,7 @@ static const struct option opts[] = {
 
 struct args {
 	struct mroce_sim_cfg cfg;
-	bool json, bench, bench_crc, series, rates_set, paths_set, host_set, bytes_set, msg_set;
+	bool json, bench, bench_crc, series, rates_set, paths_set, host_set;
 	double rates[MROCE_SIM_MAX_PATHS];
 	uint32_t nrates;
 	double rate_gbps, delay_us, loss, dup, corrupt;
