@@ -48,6 +48,14 @@ START_TEST(main__help_is_a_manual)
 }
 END_TEST
 
+/* --version: "<tool> (mroce) <version>", as help2man reads it. */
+START_TEST(main__version_names_the_tool)
+{
+	ck_assert_int_eq(sim("--version"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "mroce_sim (mroce) "));
+}
+END_TEST
+
 START_TEST(main__bad_arguments_exit_2)
 {
 	static const char *bad[] = {
@@ -176,6 +184,7 @@ Suite *sim_main_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, main__help_is_a_manual);
+	tcase_add_test(tc, main__version_names_the_tool);
 	tcase_add_test(tc, main__bad_arguments_exit_2);
 	tcase_add_test(tc, main__json_has_the_required_fields);
 	tcase_add_test(tc, main__same_seed_same_digest);
