@@ -539,6 +539,25 @@ static void parse_args(int argc, char **argv, struct args *a)
 			"of buffers");
 }
 
+/* A failure to set up or run (exit 3): the message on stderr, and with
+ * --json (doc) a whole document that carries it. */
+__attribute__((format(printf, 3, 4))) static int
+sim_failed(struct json_object *doc, int err, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, msg);
+	if (doc) {
+		mroce_json_set_error(doc, err, msg);
+		mroce_json_emit(stdout, doc, 0);
+	}
+	return 3;
+}
+
 static int run_bench(const struct args *a)
 {
 	struct sim_bench b;
@@ -546,10 +565,9 @@ static int run_bench(const struct args *a)
 	uint64_t bytes = a->cfg.bytes;
 	int err = sim_bench_engine(a->cfg.transport, msg, bytes, &b);
 
-	if (err) {
-		fprintf(stderr, "%s: --bench-engine: %s\n", prog, b.why);
-		return 3;
-	}
+	if (err)
+		return sim_failed(a->json ? mroce_json_doc(prog) : NULL, err,
+				  "--bench-engine: %s", b.why);
 	if (a->json) {
 		struct json_object *d = mroce_json_doc(prog);
 
@@ -584,10 +602,9 @@ static int run_bench_crc(bool json)
 {
 	struct sim_bench_crc b;
 
-	if (sim_bench_crc(8192, &b)) {
-		fprintf(stderr, "%s: --bench-crc: out of memory\n", prog);
-		return 3;
-	}
+	if (sim_bench_crc(8192, &b))
+		return sim_failed(json ? mroce_json_doc(prog) : NULL, -ENOMEM,
+				  "--bench-crc: out of memory");
 	if (json) {
 		struct json_object *d = mroce_json_doc(prog);
 		struct json_object *rows = json_object_new_array();
@@ -857,21 +874,6 @@ static void print_text(const struct args *a, const struct mroce_sim_result *r,
 	       (unsigned long long)r->digest);
 }
 
-/* Setup or run failure (exit 3): the message, and with --json a whole
- * document that says so. */
-static int sim_failed(struct json_object *doc, const char *what, int err)
-{
-	char msg[160];
-
-	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(-err));
-	fprintf(stderr, "%s: %s\n", prog, msg);
-	if (doc) {
-		mroce_json_set_error(doc, err, msg);
-		mroce_json_emit(stdout, doc, 0);
-	}
-	return 3;
-}
-
 int main(int argc, char **argv)
 {
 	struct json_object *doc = NULL;
@@ -901,12 +903,14 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = mroce_sim_create(&a.cfg, &s);
 	if (err)
-		return sim_failed(doc, "cannot set up the simulation", err);
+		return sim_failed(doc, err, "cannot set up the simulation: %s",
+				  strerror(-err));
 	err = mroce_sim_run(s, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (err) {
 		mroce_sim_destroy(s);
-		return sim_failed(doc, "simulation failed", err);
+		return sim_failed(doc, err, "simulation failed: %s",
+				  strerror(-err));
 	}
 	wall = (double)(t1.tv_sec - t0.tv_sec) +
 	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
