@@ -759,95 +759,104 @@ static void flag_names(char *b, size_t cap, unsigned int v,
 					      k ? "|" : "", names[7 - bit]);
 }
 
-static void dump_fields(FILE *o, const uint8_t *frame, size_t off,
-			const char *hdr, const struct fdesc *f)
+/* What an AETH syndrome's low five bits are, by its type. */
+static const char *synd_name(uint8_t synd)
+{
+	switch (synd & ROCEV2_AETH_TYPE_MASK) {
+	case ROCEV2_AETH_ACK:
+		return "ACK, credit";
+	case ROCEV2_AETH_RNR_NAK:
+		return "RNR NAK, timer";
+	case ROCEV2_AETH_NAK:
+		return "NAK, code";
+	}
+	return "reserved";
+}
+
+/* One field's value as the hex dump annotates it (v: its first up to 8
+ * bytes, big endian). */
+static void field_text(char *b, size_t cap, const struct fdesc *f,
+		       const uint8_t *p, uint64_t v)
 {
 	static const char *const mrf[8] = { "ACK_REQ", "SOLICITED", "RETX",
 					    "LAST" };
 	static const char *const ackf[8] = { [4] = "ECE", [5] = "XDP",
 					     [6] = "PROBE", [7] = "DUP" };
+	const struct mroce_opdesc *d;
+
+	b[0] = '\0';
+	switch (f->kind) {
+	case K_DEC:
+		snprintf(b, cap, "%" PRIu64, v);
+		break;
+	case K_MROP:
+	case K_RVOP:
+		d = f->kind == K_MROP ? mroce_meta_opdesc(p[0]) :
+					  mroce_rv2_opdesc(p[0]);
+		snprintf(b, cap, "0x%02x %s", p[0],
+			 d ? d->name : "?");
+		break;
+	case K_MRFLAGS:
+	case K_ACKFLAGS: {
+		char fl[64];
+
+		flag_names(fl, sizeof(fl), p[0],
+			   f->kind == K_MRFLAGS ? mrf : ackf);
+		snprintf(b, cap, "0x%02x %s", p[0],
+			 fl[0] ? fl : "(none)");
+		break;
+	}
+	case K_NAK:
+		snprintf(b, cap, "%u %s", p[0],
+			 nak_name(p[0]));
+		break;
+	case K_REROLL:
+		snprintf(b, cap, "%u %s", p[0],
+			 reroll_name(p[0]));
+		break;
+	case K_SACK:
+		snprintf(b, cap,
+			 "%d bits set; bit i = PSN cum_psn+1+i",
+			 popcount_bytes(p, f->len));
+		break;
+	case K_BTH1:
+		snprintf(b, cap,
+			 "0x%02x se=%d m=%d padcnt=%d tver=%d", p[0],
+			 !!(p[0] & ROCEV2_BTH_SE),
+			 !!(p[0] & ROCEV2_BTH_MIG),
+			 (p[0] & ROCEV2_BTH_PAD_MASK) >>
+				 ROCEV2_BTH_PAD_SHIFT,
+			 p[0] & ROCEV2_BTH_TVER_MASK);
+		break;
+	case K_BTH4:
+		snprintf(b, cap, "0x%02x fecn=%d becn=%d",
+			 p[0], !!(p[0] & 0x80), !!(p[0] & 0x40));
+		break;
+	case K_BTH8:
+		snprintf(b, cap, "0x%02x ackreq=%d",
+			 p[0], !!(p[0] & 0x80));
+		break;
+	case K_SYND:
+		snprintf(b, cap, "0x%02x %s %u", p[0], synd_name(p[0]),
+			 p[0] & 0x1f);
+		break;
+	default:
+		snprintf(b, cap, "0x%0*" PRIx64,
+			 f->len * 2, v);
+		break;
+	}
+}
+
+static void dump_fields(FILE *o, const uint8_t *frame, size_t off,
+			const char *hdr, const struct fdesc *f)
+{
 	char note[160], extra[96];
 
 	for (int i = 0; f[i].name; i++) {
 		const uint8_t *p = frame + off;
 		uint64_t v = f[i].len <= 8 ? be_at(p, f[i].len) : 0;
-		const struct mroce_opdesc *d;
 
-		extra[0] = '\0';
-		switch (f[i].kind) {
-		case K_DEC:
-			snprintf(extra, sizeof(extra), "%" PRIu64, v);
-			break;
-		case K_MROP:
-		case K_RVOP:
-			d = f[i].kind == K_MROP ? mroce_meta_opdesc(p[0]) :
-						  mroce_rv2_opdesc(p[0]);
-			snprintf(extra, sizeof(extra), "0x%02x %s", p[0],
-				 d ? d->name : "?");
-			break;
-		case K_MRFLAGS:
-		case K_ACKFLAGS: {
-			char fl[64];
-
-			flag_names(fl, sizeof(fl), p[0],
-				   f[i].kind == K_MRFLAGS ? mrf : ackf);
-			snprintf(extra, sizeof(extra), "0x%02x %s", p[0],
-				 fl[0] ? fl : "(none)");
-			break;
-		}
-		case K_NAK:
-			snprintf(extra, sizeof(extra), "%u %s", p[0],
-				 nak_name(p[0]));
-			break;
-		case K_REROLL:
-			snprintf(extra, sizeof(extra), "%u %s", p[0],
-				 reroll_name(p[0]));
-			break;
-		case K_SACK:
-			snprintf(extra, sizeof(extra),
-				 "%d bits set; bit i = PSN cum_psn+1+i",
-				 popcount_bytes(p, f[i].len));
-			break;
-		case K_BTH1:
-			snprintf(extra, sizeof(extra),
-				 "0x%02x se=%d m=%d padcnt=%d tver=%d", p[0],
-				 !!(p[0] & ROCEV2_BTH_SE),
-				 !!(p[0] & ROCEV2_BTH_MIG),
-				 (p[0] & ROCEV2_BTH_PAD_MASK) >>
-					 ROCEV2_BTH_PAD_SHIFT,
-				 p[0] & ROCEV2_BTH_TVER_MASK);
-			break;
-		case K_BTH4:
-			snprintf(extra, sizeof(extra), "0x%02x fecn=%d becn=%d",
-				 p[0], !!(p[0] & 0x80), !!(p[0] & 0x40));
-			break;
-		case K_BTH8:
-			snprintf(extra, sizeof(extra), "0x%02x ackreq=%d",
-				 p[0], !!(p[0] & 0x80));
-			break;
-		case K_SYND: {
-			const char *t = "reserved";
-
-			switch (p[0] & ROCEV2_AETH_TYPE_MASK) {
-			case ROCEV2_AETH_ACK:
-				t = "ACK, credit";
-				break;
-			case ROCEV2_AETH_RNR_NAK:
-				t = "RNR NAK, timer";
-				break;
-			case ROCEV2_AETH_NAK:
-				t = "NAK, code";
-				break;
-			}
-			snprintf(extra, sizeof(extra), "0x%02x %s %u", p[0], t,
-				 p[0] & 0x1f);
-			break;
-		}
-		default:
-			snprintf(extra, sizeof(extra), "0x%0*" PRIx64,
-				 f[i].len * 2, v);
-			break;
-		}
+		field_text(extra, sizeof(extra), &f[i], p, v);
 		if (i == 0)
 			snprintf(note, sizeof(note), "%s: %s = %s", hdr,
 				 f[i].name, extra);
