@@ -791,10 +791,9 @@ static void field_text(char *b, size_t cap, const struct fdesc *f,
 		break;
 	case K_MROP:
 	case K_RVOP:
-		d = f->kind == K_MROP ? mroce_meta_opdesc(p[0]) :
-					  mroce_rv2_opdesc(p[0]);
-		snprintf(b, cap, "0x%02x %s", p[0],
-			 d ? d->name : "?");
+		d = f->kind == K_MROP ? mroce_meta_opdesc(p[0])
+				      : mroce_rv2_opdesc(p[0]);
+		snprintf(b, cap, "0x%02x %s", p[0], d ? d->name : "?");
 		break;
 	case K_MRFLAGS:
 	case K_ACKFLAGS: {
@@ -802,47 +801,38 @@ static void field_text(char *b, size_t cap, const struct fdesc *f,
 
 		flag_names(fl, sizeof(fl), p[0],
 			   f->kind == K_MRFLAGS ? mrf : ackf);
-		snprintf(b, cap, "0x%02x %s", p[0],
-			 fl[0] ? fl : "(none)");
+		snprintf(b, cap, "0x%02x %s", p[0], fl[0] ? fl : "(none)");
 		break;
 	}
 	case K_NAK:
-		snprintf(b, cap, "%u %s", p[0],
-			 nak_name(p[0]));
+		snprintf(b, cap, "%u %s", p[0], nak_name(p[0]));
 		break;
 	case K_REROLL:
-		snprintf(b, cap, "%u %s", p[0],
-			 reroll_name(p[0]));
+		snprintf(b, cap, "%u %s", p[0], reroll_name(p[0]));
 		break;
 	case K_SACK:
-		snprintf(b, cap,
-			 "%d bits set; bit i = PSN cum_psn+1+i",
+		snprintf(b, cap, "%d bits set; bit i = PSN cum_psn+1+i",
 			 popcount_bytes(p, f->len));
 		break;
 	case K_BTH1:
-		snprintf(b, cap,
-			 "0x%02x se=%d m=%d padcnt=%d tver=%d", p[0],
-			 !!(p[0] & ROCEV2_BTH_SE),
-			 !!(p[0] & ROCEV2_BTH_MIG),
-			 (p[0] & ROCEV2_BTH_PAD_MASK) >>
-				 ROCEV2_BTH_PAD_SHIFT,
+		snprintf(b, cap, "0x%02x se=%d m=%d padcnt=%d tver=%d", p[0],
+			 !!(p[0] & ROCEV2_BTH_SE), !!(p[0] & ROCEV2_BTH_MIG),
+			 (p[0] & ROCEV2_BTH_PAD_MASK) >> ROCEV2_BTH_PAD_SHIFT,
 			 p[0] & ROCEV2_BTH_TVER_MASK);
 		break;
 	case K_BTH4:
-		snprintf(b, cap, "0x%02x fecn=%d becn=%d",
-			 p[0], !!(p[0] & 0x80), !!(p[0] & 0x40));
+		snprintf(b, cap, "0x%02x fecn=%d becn=%d", p[0],
+			 !!(p[0] & 0x80), !!(p[0] & 0x40));
 		break;
 	case K_BTH8:
-		snprintf(b, cap, "0x%02x ackreq=%d",
-			 p[0], !!(p[0] & 0x80));
+		snprintf(b, cap, "0x%02x ackreq=%d", p[0], !!(p[0] & 0x80));
 		break;
 	case K_SYND:
 		snprintf(b, cap, "0x%02x %s %u", p[0], synd_name(p[0]),
 			 p[0] & 0x1f);
 		break;
 	default:
-		snprintf(b, cap, "0x%0*" PRIx64,
-			 f->len * 2, v);
+		snprintf(b, cap, "0x%0*" PRIx64, f->len * 2, v);
 		break;
 	}
 }
