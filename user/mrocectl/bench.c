@@ -234,6 +234,7 @@ static int bench_case(int fd, const struct bcase *bc, long repeat, bool json)
 		struct json_object *d = mroce_json_doc("mrocectl");
 		char buf[32];
 
+		mroce_json_add_str(d, "command", "bench");
 		mroce_json_add_str(d, "case", bc->name);
 		mroce_json_add_str(d, "verdict", verdict(v));
 		/* null: not measurable (the program modifies the frame) */

@@ -417,6 +417,7 @@ static void json_counters(const char *ifname,
 	struct json_object *doc = mroce_json_doc("mrocectl");
 	struct json_object *o = json_object_new_object();
 
+	mroce_json_add_str(doc, "command", "stats");
 	mroce_json_add_str(doc, "ifname", ifname);
 	for (unsigned int i = 0; i < MROCE_XC__COUNT; i++)
 		mroce_json_add_u64(o, mroce_xdp_counter_name(i),
@@ -529,6 +530,7 @@ static int stats_fail(const struct stats_opts *so, const char *ifname,
 
 		snprintf(msg, sizeof(msg), "stats %s: %s: %s", ifname,
 			 mroce_xdp_err_name(err), mroce_xdp_err_text(err));
+		mroce_json_add_str(doc, "command", "stats");
 		mroce_json_add_str(doc, "ifname", ifname);
 		/* the exit status: mroce_xdp_err numbers are not errnos */
 		mroce_json_set_error(doc, 1, msg);
