@@ -253,9 +253,9 @@ blast_once() {
 		--dmac "$FABRIC_A_GW_MAC" --size 8192 --seconds "$SECS" --json \
 		>"$TMP/blast-tx" 2>&1
 	wait $BRX
-	PPS=$(sed -n 's/.*"pps":\([0-9.]*\).*/\1/p' "$TMP/blast-rx")
-	CEIL=$(awk -v p="${PPS:-0}" 'BEGIN { printf "%.3f", p * 8192 * 8 / 1e9 }')
-	[ "${PPS:-0}" != 0 ] || { echo "bench_e2e.sh: blast failed: $(cat "$TMP/blast-rx" "$TMP/blast-tx")" >&2; FAIL=1; }
+	MPPS=$(sed -n 's/.*"rate_mpps":\([0-9.]*\).*/\1/p' "$TMP/blast-rx")
+	CEIL=$(awk -v p="${MPPS:-0}" 'BEGIN { printf "%.3f", p * 1e6 * 8192 * 8 / 1e9 }')
+	awk -v p="${MPPS:-0}" 'BEGIN { exit !(p > 0) }' || { echo "bench_e2e.sh: blast failed: $(cat "$TMP/blast-rx" "$TMP/blast-tx")" >&2; FAIL=1; }
 }
 
 # The daemons (--daemon): one per host, for every run but the blasts
@@ -443,8 +443,8 @@ ip netns exec "$NS_A" "$BLAST" --udp --pingpong --tx --dst "$IP_B" --size 8 \
 	--count $LAT_N --json >"$TMP/pp" 2>&1
 kill $PRX 2>/dev/null
 wait $PRX 2>/dev/null
-U50=$(sed -n 's/.*"p50":\([0-9.]*\).*/\1/p' "$TMP/pp")
-U99=$(sed -n 's/.*"p99":\([0-9.]*\).*/\1/p' "$TMP/pp")
+U50=$(sed -n 's/.*"half_rtt_p50_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
+U99=$(sed -n 's/.*"half_rtt_p99_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
 row "write_lat 8 B p50 us" "${L50[metaroce]}" "${L50[rocev2]}" \
 	"${U50:--} (UDP)" "$(ratio "${L50[metaroce]}" "${U50:-0}")" "-" "-" \
 	"half round trips, $LAT_N each"

@@ -152,7 +152,7 @@ for t in metaroce rocev2; do
 	# sprays, so plane 1 is as good as any
 	bh=1
 	if [ $t = rocev2 ]; then
-		bh=$(echo "$OUT_rocev2_clean" | sed -n 's/.*"path_share":\[\([^]]*\)\].*/\1/p' |
+		bh=$(echo "$OUT_rocev2_clean" | sed -n 's/.*"path_share_ratio":\[\([^]]*\)\].*/\1/p' |
 			tr ',' '\n' | awk '$1 > 0.5 { print NR - 1; exit }')
 		bh=${bh:-1}
 	fi
@@ -207,7 +207,7 @@ for t in metaroce rocev2; do
 	n="${t}_clean"
 	g=$(get "$n" goodput_gbps)
 	v="OUT_$n"
-	share=$(echo "${!v}" | sed -n 's/.*"path_share":\[\([^]]*\)\].*/\1/p')
+	share=$(echo "${!v}" | sed -n 's/.*"path_share_ratio":\[\([^]]*\)\].*/\1/p')
 	echo "| $t | $g | $(ratio "$g" 400) | $share |"
 done
 echo
@@ -246,7 +246,7 @@ for t in metaroce rocev2; do
 		dupcor) label="1% duplication + 1% corruption" ;;
 		esac
 		g=$(get "$n" goodput_gbps)
-		echo "| $label | $t | $g | $(ratio "$g" "$(get "$n" capacity_gbps)") | $(get "$n" retransmits) | $(get "$n" jain_fairness) | $(get "$n" verdict) |"
+		echo "| $label | $t | $g | $(ratio "$g" "$(get "$n" capacity_gbps)") | $(get "$n" retransmits) | $(get "$n" jain_fairness_ratio) | $(get "$n" verdict) |"
 	done
 done
 echo
@@ -257,7 +257,7 @@ echo "Gbit/s; 64 KiB per connection in 16 KiB WRITEs, 4 in flight."
 echo
 echo "| connections | engine memory per connection (bytes) | Jain (per-QP throughput) | Jain (bytes at first finish) | goodput Gbit/s | drops | result |"
 echo "|---|---|---|---|---|---|---|"
-echo "| $(get scale conns) | $(get scale mem_per_conn_bytes) | $(get scale jain_fairness) | $(get scale jain_first_finish) | $(get scale goodput_gbps) | $(get scale drops_tail) | $(get scale verdict) $(get scale why) |"
+echo "| $(get scale conns) | $(get scale mem_per_conn_bytes) | $(get scale jain_fairness_ratio) | $(get scale jain_first_finish_ratio) | $(get scale goodput_gbps) | $(get scale drops_tail) | $(get scale verdict) $(get scale why) |"
 echo
 echo "### Engine CPU cost (wall clock, this machine, 64 KiB WRITEs)"
 echo

@@ -47,7 +47,7 @@ echo "ping-pong: $pp"
 jv() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$pp"; }
 if [ $rc -ne 0 ] || [ "$(jv pings)" != 200 ] ||
    [ $(($(jv replies) + $(jv lost))) -ne 200 ] || [ "$(jv replies)" -lt 198 ] ||
-   ! awk -v v="$(jv p50)" 'BEGIN { exit !(v > 0) }'; then
+   ! awk -v v="$(jv half_rtt_p50_us)" 'BEGIN { exit !(v > 0) }'; then
 	echo "FAIL: ping-pong (exit $rc)"
 	E2E_FAILS=$((E2E_FAILS + 1))
 fi

@@ -40,10 +40,10 @@ wait $rxpid || fail "blast rx: $(cat "$TMP/rx")"
 rx=$(cat "$TMP/rx")
 echo "  tx: $tx"
 echo "  rx: $rx"
-[ "$(jv "$tx" packets)" -eq $N ] || fail "sent $(jv "$tx" packets) of $N"
+[ "$(jv "$tx" pkts)" -eq $N ] || fail "sent $(jv "$tx" pkts) of $N"
 [ "$(jv "$tx" errors)" -eq 0 ] || fail "TX errors"
-[ "$(jv "$rx" packets)" -eq $N ] || fail "received $(jv "$rx" packets) of $N"
-[ "$(jv "$rx" xdp_redirected)" -eq $N ] || fail "XDP redirected $(jv "$rx" xdp_redirected)"
+[ "$(jv "$rx" pkts)" -eq $N ] || fail "received $(jv "$rx" pkts) of $N"
+[ "$(jv "$rx" xdp_redirected_pkts)" -eq $N ] || fail "XDP redirected $(jv "$rx" xdp_redirected_pkts)"
 ip -n "$FABRIC_B_NS" link show dev "$FABRIC_B_IF" | grep -q 'prog/xdp' &&
 	fail "RX program left attached"
 
@@ -56,8 +56,8 @@ tx=$(ip netns exec "$FABRIC_A_NS" $BLAST --tx --ifname "$FABRIC_A_IF" \
 wait $rxpid || fail "jumbo blast rx: $(cat "$TMP/rx")"
 rx=$(cat "$TMP/rx")
 echo "  jumbo rx: $rx"
-[ "$(jv "$rx" packets)" -eq 2000 ] || fail "jumbo: received $(jv "$rx" packets) of 2000"
-[ "$(jv "$rx" size)" -eq 8000 ] || fail "jumbo: payload $(jv "$rx" size)"
+[ "$(jv "$rx" pkts)" -eq 2000 ] || fail "jumbo: received $(jv "$rx" pkts) of 2000"
+[ "$(jv "$rx" payload_bytes)" -eq 8000 ] || fail "jumbo: payload $(jv "$rx" payload_bytes)"
 
 rx_start --udp --rx --dport 4792 --count 5000 --seconds 4 --json
 tx=$(ip netns exec "$FABRIC_A_NS" $BLAST --udp --tx --dst "$FABRIC_B_IP" \
@@ -67,7 +67,7 @@ wait $rxpid || fail "udp rx: $(cat "$TMP/rx")"
 rx=$(cat "$TMP/rx")
 echo "  udp tx: $tx"
 echo "  udp rx: $rx"
-[ "$(jv "$tx" packets)" -eq 5000 ] || fail "UDP sent $(jv "$tx" packets)"
-[ "$(jv "$rx" packets)" -gt 0 ] || fail "UDP received nothing"
+[ "$(jv "$tx" pkts)" -eq 5000 ] || fail "UDP sent $(jv "$tx" pkts)"
+[ "$(jv "$rx" pkts)" -gt 0 ] || fail "UDP received nothing"
 "$BLAST" --help | grep -q SYNOPSIS || fail "--help"
 echo "PASS fabric_blast"

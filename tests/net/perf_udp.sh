@@ -15,7 +15,8 @@
 # "Verify : OK", and the result row must have perftest's columns, checked
 # by position (#bytes, #iterations, then numbers). Also: a client with no
 # server fails with a named error (not a hang), bad arguments exit 2, and
-# --json output parses.
+# --json output parses, and so does perftest's --out_json file; a failed
+# --json run still prints a whole document, with an "error" object.
 set -u
 # shellcheck source=tests/net/ns_lib.sh
 . "$(dirname "$0")/ns_lib.sh"
@@ -76,11 +77,16 @@ PORT=$((PORT + 1))
 SPID=$!
 if wait_listen "" $PORT "$SPID"; then
 	"$PERF" send_bw -p $PORT -s 4096 -n 50 --json --local 127.0.0.2 \
+		--out_json --out_json_file="$TMP/perftest.json" \
 		127.0.0.1 >"$TMP/json" 2>&1 || flunk "json run failed"
 	if command -v python3 >/dev/null; then
 		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));
 assert d["results"][0]["iterations"] == 50, d
-assert d["spray"]["paths"] >= 1, d' "$TMP/json" ||
+assert d["spray"]["paths"] >= 1, d
+assert d["schema_version"] == 1 and d["tool"] == "mroce_perf", d
+p=json.load(open(sys.argv[2]))["results"]
+assert p["n_iterations"] == 50 and p["BW_average"] > 0, p' \
+			"$TMP/json" "$TMP/perftest.json" ||
 			{ flunk "json output"; cat "$TMP/json"; }
 	fi
 fi
@@ -90,6 +96,14 @@ SPID=
 # Nobody listening: a named error and exit 1, quickly.
 expect_exit 1 "[Rr]efused" "no-server case" \
 	timeout 20 "$PERF" write_bw -p 1 --local 127.0.0.2 127.0.0.1
+# ... and with --json a whole document that carries the error.
+if command -v python3 >/dev/null; then
+	timeout 20 "$PERF" write_bw -p 1 --json --local 127.0.0.2 127.0.0.1 \
+		>"$TMP/json-err" 2>/dev/null
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));
+assert d["results"] == [] and "efused" in d["error"]["message"], d' \
+		"$TMP/json-err" || { flunk "json error document"; cat "$TMP/json-err"; }
+fi
 
 # Bad arguments: exit 2 with a message.
 usage_errors "$PERF" "write_bw -s 0" "nosuch_bw" "write_bw --transport ib" \

@@ -72,6 +72,16 @@ START_TEST(main__help_documents_every_option)
 }
 END_TEST
 
+/* --version: "<tool> (mroce) <version>", as help2man reads it. */
+START_TEST(main__version_names_the_tool)
+{
+	static char o[1024];
+
+	ck_assert_int_eq(pcapgen("--version", o, sizeof(o)), 0);
+	ck_assert_ptr_nonnull(strstr(o, "mroce_pcapgen (mroce) "));
+}
+END_TEST
+
 static uint32_t rd32(const uint8_t *p)
 {
 	uint32_t v;
@@ -193,6 +203,7 @@ Suite *pcapgen_suite(void)
 	tcase_add_test(tc, main__usage_errors_exit_2);
 	tcase_add_test(tc, main__unwritable_output_exits_1);
 	tcase_add_test(tc, main__help_documents_every_option);
+	tcase_add_test(tc, main__version_names_the_tool);
 	tcase_add_test(tc, main__every_frame_parses_with_the_codec);
 	tcase_add_test(tc, main__output_is_reproducible);
 	tcase_add_test(tc, main__spec_hex_dumps_match_the_tool);

@@ -48,6 +48,14 @@ START_TEST(main__help_is_a_manual)
 }
 END_TEST
 
+/* --version: "<tool> (mroce) <version>", as help2man reads it. */
+START_TEST(main__version_names_the_tool)
+{
+	ck_assert_int_eq(sim("--version"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "mroce_sim (mroce) "));
+}
+END_TEST
+
 START_TEST(main__bad_arguments_exit_2)
 {
 	static const char *bad[] = {
@@ -71,8 +79,8 @@ START_TEST(main__json_has_the_required_fields)
 	static const char *keys[] = {
 		"transport", "goodput_gbps", "fct_p50_us", "fct_p99_us",
 		"retransmits", "completed_bytes", "integrity_ok",
-		"virtual_time_us", "path_share", "jain_fairness",
-		"mem_per_conn_bytes", "wall_time_s", "digest",
+		"virtual_time_us", "path_share_ratio", "jain_fairness_ratio",
+		"mem_per_conn_bytes", "wall_time_s", "digest", "schema_version",
 	};
 	char v[64];
 	int rc = sim("--transport rocev2 --paths 2 --rate-gbps 10 "
@@ -85,7 +93,7 @@ START_TEST(main__json_has_the_required_fields)
 	ck_assert_str_eq(field("transport", v, sizeof(v)), "rocev2");
 	ck_assert_str_eq(field("integrity_ok", v, sizeof(v)), "true");
 	ck_assert_str_eq(field("completed_bytes", v, sizeof(v)), "262144");
-	ck_assert_ptr_nonnull(strstr(out, "\"path_share\":["));
+	ck_assert_ptr_nonnull(strstr(out, "\"path_share_ratio\":["));
 }
 END_TEST
 
@@ -155,7 +163,7 @@ START_TEST(main__bench_crc_reports_every_path)
 	int rc = sim("--bench-crc --json");
 
 	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
-	ck_assert_int_eq((int)strtol(field("len", v, sizeof(v)), NULL, 10),
+	ck_assert_int_eq((int)strtol(field("buffer_bytes", v, sizeof(v)), NULL, 10),
 			 8192);
 	ck_assert_msg(strtod(field("crc_ns", v, sizeof(v)), NULL) > 0, "%s",
 		      out);
@@ -163,7 +171,7 @@ START_TEST(main__bench_crc_reports_every_path)
 		      "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "\"impl\":\"table\""));
 	snprintf(pat, sizeof(pat), "\"impl\":\"%s\"",
-		 field("selected", v, sizeof(v)));
+		 field("selected_impl", v, sizeof(v)));
 	ck_assert_msg(strstr(out, pat), "%s", out);
 }
 END_TEST
@@ -176,6 +184,7 @@ Suite *sim_main_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, main__help_is_a_manual);
+	tcase_add_test(tc, main__version_names_the_tool);
 	tcase_add_test(tc, main__bad_arguments_exit_2);
 	tcase_add_test(tc, main__json_has_the_required_fields);
 	tcase_add_test(tc, main__same_seed_same_digest);

@@ -33,6 +33,8 @@
 #include "mroce/codec.h"
 #include "mroce/xdp.h"
 #include "mroce_xdp.skel.h"
+#include "../common/json.h"
+#include "../common/util.h"
 
 const char help_bench[] =
 	"NAME\n"
@@ -57,7 +59,9 @@ const char help_bench[] =
 	"\n"
 	"OPTIONS\n"
 	"    --repeat N   runs per case (default 200000)\n"
-	"    --json       one JSON object per case\n";
+	"    --json       one JSON document per case, one per line: case,\n"
+	"                 verdict, repeat_ns (null where not measurable),\n"
+	"                 single_ns, runs (docs/json.md)\n";
 
 #define CONN 0x1001u
 #define PEER 0x2002u
@@ -197,36 +201,68 @@ static const char *verdict(unsigned int v)
 	return v <= 4 ? n[v] : "?";
 }
 
-int cmd_bench(int argc, char **argv)
+/* One case: its frame, then both measures, printed as a row or a JSON
+ * line. -errno when the frame cannot be built. */
+static int bench_case(int fd, const struct bcase *bc, long repeat, bool json)
 {
-	static const struct option lo[] = {
-		{"repeat", required_argument, NULL, 'r'},
-		{"json", no_argument, NULL, 'j'},
-		{0}};
 	static uint8_t in[4096], out[4096];
-	struct mroce_xdp_maps m;
-	struct mroce_xdp *skel;
-	long repeat = 200000;
-	bool json = false;
-	int c, fd, err;
+	double rep = -1, single;
+	unsigned long long sum = 0;
+	unsigned int v = 0;
+	int len = build(bc, in, sizeof(in));
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c == 'r') {
-			repeat = strtol(optarg, NULL, 10);
-			if (repeat < 1 || repeat > 100000000) {
-				fprintf(stderr,
-					"mrocectl: bench: bad --repeat\n");
-				return 2;
-			}
-		} else if (c == 'j') {
-			json = true;
-		} else {
-			fprintf(stderr, "mrocectl: bench: unknown option (see "
-					"mrocectl bench --help)\n");
-			return 2;
-		}
+	if (len < 0)
+		return len;
+	if (!bc->modifies) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+			    .data_size_in = (uint32_t)len,
+			    .repeat = (int)repeat);
+		if (bpf_prog_test_run_opts(fd, &o) == 0)
+			rep = o.duration;
 	}
+	for (long r = 0; r < repeat; r++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+			    .data_size_in = (uint32_t)len, .data_out = out,
+			    .data_size_out = sizeof(out), .repeat = 1);
+		if (bpf_prog_test_run_opts(fd, &o))
+			break;
+		sum += o.duration;
+		v = o.retval;
+	}
+	single = (double)sum / (double)repeat;
+	if (json) {
+		struct json_object *d = mroce_json_doc("mrocectl");
+		char buf[32];
+
+		mroce_json_add_str(d, "command", "bench");
+		mroce_json_add_str(d, "case", bc->name);
+		mroce_json_add_str(d, "verdict", verdict(v));
+		/* null: not measurable (the program modifies the frame) */
+		snprintf(buf, sizeof(buf), "%.1f", rep);
+		json_object_object_add(d, "repeat_ns",
+				       rep >= 0 ? json_object_new_double_s(rep,
+									   buf)
+						: NULL);
+		snprintf(buf, sizeof(buf), "%.1f", single);
+		json_object_object_add(d, "single_ns",
+				       json_object_new_double_s(single, buf));
+		mroce_json_add_i64(d, "runs", repeat);
+		mroce_json_emit(stdout, d, 0);
+	} else if (rep >= 0)
+		printf("%-38s %-9s %14.1f %14.1f\n", bc->name, verdict(v), rep,
+		       single);
+	else
+		printf("%-38s %-9s %14s %14.1f\n", bc->name, verdict(v), "-",
+		       single);
+	return 0;
+}
+
+/* Loads the private copy and its fixture. 0 or 1 after a message. */
+static int bench_setup(struct mroce_xdp **skelp, struct mroce_xdp_maps *m)
+{
+	struct mroce_xdp *skel;
+	int err;
+
 	if (geteuid() != 0) {
 		fprintf(stderr, "mrocectl: bench: NO_PRIV: %s\n",
 			mroce_xdp_err_text(-MROCE_XDP_E_NO_PRIV));
@@ -238,16 +274,15 @@ int cmd_bench(int argc, char **argv)
 			mroce_xdp_err_text(-MROCE_XDP_E_LOAD));
 		return 1;
 	}
-	fd = bpf_program__fd(skel->progs.mroce_xdp);
-	err = mroce_xdp_maps_from_fds(&m, bpf_map__fd(skel->maps.conns),
+	err = mroce_xdp_maps_from_fds(m, bpf_map__fd(skel->maps.conns),
 				      bpf_map__fd(skel->maps.xsks),
 				      bpf_map__fd(skel->maps.rx_state),
 				      bpf_map__fd(skel->maps.scoreboard),
 				      bpf_map__fd(skel->maps.counters));
 	if (!err)
-		err = fixture(&m);
+		err = fixture(m);
 	if (!err)
-		err = bind_xsk(&m);
+		err = bind_xsk(m);
 	if (err) {
 		fprintf(stderr, "mrocectl: bench: setup failed: %s\n",
 			err < 0 && -err < MROCE_XDP_E__COUNT
@@ -256,54 +291,54 @@ int cmd_bench(int argc, char **argv)
 		mroce_xdp__destroy(skel);
 		return 1;
 	}
+	*skelp = skel;
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"repeat", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{0}};
+	struct mroce_xdp_maps m;
+	struct mroce_xdp *skel;
+	uint64_t repeat = 200000;
+	bool json = false;
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'r') {
+			if (mroce_parse_u64(optarg, 1, 100000000, &repeat)) {
+				fprintf(stderr,
+					"mrocectl: bench: --repeat: '%s' is "
+					"not a number in [1, 100000000]\n",
+					optarg);
+				return 2;
+			}
+		} else if (c == 'j') {
+			json = true;
+		} else {
+			fprintf(stderr, "mrocectl: bench: unknown option (see "
+					"mrocectl bench --help)\n");
+			return 2;
+		}
+	}
+	err = bench_setup(&skel, &m);
+	if (err)
+		return err;
 	if (!json)
 		printf("%-38s %-9s %14s %14s\n", "case", "verdict",
 		       "repeat ns/pkt", "single ns/pkt");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct bcase *bc = &cases[i];
-		double rep = -1, single;
-		unsigned long long sum = 0;
-		unsigned int v = 0;
-		int len = build(bc, in, sizeof(in));
-
-		if (len < 0) {
+		err = bench_case(bpf_program__fd(skel->progs.mroce_xdp),
+				 &cases[i], (long)repeat, json);
+		if (err) {
 			fprintf(stderr, "mrocectl: bench: build: %s\n",
-				mroce_err_name(len));
+				mroce_err_name(err));
 			break;
 		}
-		if (!bc->modifies) {
-			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
-				    .data_size_in = (uint32_t)len,
-				    .repeat = (int)repeat);
-			if (bpf_prog_test_run_opts(fd, &o) == 0)
-				rep = o.duration;
-		}
-		for (long r = 0; r < repeat; r++) {
-			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
-				    .data_size_in = (uint32_t)len,
-				    .data_out = out,
-				    .data_size_out = sizeof(out), .repeat = 1);
-			if (bpf_prog_test_run_opts(fd, &o))
-				break;
-			sum += o.duration;
-			v = o.retval;
-		}
-		single = (double)sum / (double)repeat;
-		if (json) {
-			char r[32] = "null"; /* not measurable: see above */
-
-			if (rep >= 0)
-				snprintf(r, sizeof(r), "%.1f", rep);
-			printf("{\"case\":\"%s\",\"verdict\":\"%s\","
-			       "\"repeat_ns\":%s,\"single_ns\":%.1f,"
-			       "\"runs\":%ld}\n",
-			       bc->name, verdict(v), r, single, repeat);
-		} else if (rep >= 0)
-			printf("%-38s %-9s %14.1f %14.1f\n", bc->name,
-			       verdict(v), rep, single);
-		else
-			printf("%-38s %-9s %14s %14.1f\n", bc->name, verdict(v),
-			       "-", single);
 	}
 	mroce_xdp_maps_close(&m);
 	mroce_xdp__destroy(skel);

@@ -26,6 +26,8 @@
 #include "mrocectl.h"
 #include "mroce/xdp.h"
 #include "../ipc/ipc.h"
+#include "../common/json.h"
+#include "../common/util.h"
 
 static bool verbose;
 
@@ -68,11 +70,17 @@ static const char help_main[] =
 	"OPTIONS\n"
 	"    -v, --verbose  show libbpf/libxdp messages (verifier log on "
 	"failure)\n"
+	"    -V, --version  print the version and exit\n"
 	"    -h, --help     this text\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0 success, 1 the operation failed (a named error is printed),\n"
-	"    2 usage error.\n";
+	"    2 usage error.\n"
+	"\n"
+	"EXAMPLES\n"
+	"    mrocectl attach eth0\n"
+	"    mrocectl stats eth0 --watch 2\n"
+	"    mrocectl stats eth0 --json\n";
 
 static const char help_attach[] =
 	"NAME\n"
@@ -161,8 +169,11 @@ static const char help_stats[] =
 	"    from: bpftool map dump pinned " MROCE_PIN_ROOT "/IFNAME/counters\n"
 	"\n"
 	"OPTIONS\n"
-	"    --json         one JSON object: "
-	"{\"ifname\":..,\"counters\":{..}}\n"
+	"    --json         one JSON document: {\"schema_version\":..,\n"
+	"                   \"ifname\":..,\"counters\":{..}} (docs/json.md);\n"
+	"                   with --watch one per line, each with\n"
+	"                   \"rates_per_s\":{..}; a failure prints one with\n"
+	"                   an \"error\" object\n"
 	"    --all          also print counters that are zero\n"
 	"    --watch [SECS] print again every SECS seconds (default 1) with "
 	"the\n"
@@ -246,10 +257,9 @@ static bool want_help(int argc, char **argv)
 
 static int parse_port(const char *s, uint16_t *out)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	uint64_t v;
 
-	if (*end || v < 1 || v > 65535)
+	if (mroce_parse_u64(s, 1, 65535, &v))
 		return -1;
 	*out = (uint16_t)v;
 	return 0;
@@ -289,11 +299,14 @@ static int cmd_attach(int argc, char **argv)
 			break;
 		case 'p':
 			if (parse_port(optarg, &o.mroce_port))
-				return usage("attach", "bad --port");
+				return usage("attach", "--port is a number "
+						       "in [1, 65535]");
 			break;
 		case 'r':
 			if (parse_port(optarg, &o.rocev2_port))
-				return usage("attach", "bad --rocev2-port");
+				return usage("attach",
+					     "--rocev2-port is a number in "
+					     "[1, 65535]");
 			break;
 		default:
 			return usage("attach", "unknown option");
@@ -397,31 +410,44 @@ static void on_sigint(int sig)
 	stop = 1;
 }
 
+static void json_counters(const char *ifname,
+			  const struct mroce_xdp_counters *c,
+			  const struct mroce_xdp_counters *prev, double secs)
+{
+	struct json_object *doc = mroce_json_doc("mrocectl");
+	struct json_object *o = json_object_new_object();
+
+	mroce_json_add_str(doc, "command", "stats");
+	mroce_json_add_str(doc, "ifname", ifname);
+	for (unsigned int i = 0; i < MROCE_XC__COUNT; i++)
+		mroce_json_add_u64(o, mroce_xdp_counter_name(i),
+				   mroce_xdp_counter_get(c, i));
+	json_object_object_add(doc, "counters", o);
+	if (prev) {
+		o = json_object_new_object();
+		for (unsigned int i = 0; i < MROCE_XC__COUNT; i++) {
+			double r = (double)(mroce_xdp_counter_get(c, i) -
+					    mroce_xdp_counter_get(prev, i)) /
+				   secs;
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%.1f", r);
+			json_object_object_add(
+				o, mroce_xdp_counter_name(i),
+				json_object_new_double_s(r, buf));
+		}
+		json_object_object_add(doc, "rates_per_s", o);
+	}
+	mroce_json_emit(stdout, doc, 0);
+}
+
 static void print_counters(const char *ifname,
 			   const struct mroce_xdp_counters *c,
 			   const struct mroce_xdp_counters *prev, double secs,
 			   bool json, bool all)
 {
 	if (json) {
-		printf("{\"ifname\":\"%s\",\"counters\":{", ifname);
-		for (unsigned int i = 0; i < MROCE_XC__COUNT; i++)
-			printf("%s\"%s\":%llu", i ? "," : "",
-			       mroce_xdp_counter_name(i),
-			       (unsigned long long)mroce_xdp_counter_get(c, i));
-		printf("}");
-		if (prev) {
-			printf(",\"rates\":{");
-			for (unsigned int i = 0; i < MROCE_XC__COUNT; i++)
-				printf("%s\"%s\":%.1f", i ? "," : "",
-				       mroce_xdp_counter_name(i),
-				       (double)(mroce_xdp_counter_get(c, i) -
-						mroce_xdp_counter_get(prev,
-								      i)) /
-					       secs);
-			printf("}");
-		}
-		printf("}\n");
-		fflush(stdout);
+		json_counters(ifname, c, prev, secs);
 		return;
 	}
 	printf("%-20s %14s%s  %s\n", "COUNTER", "TOTAL",
@@ -442,7 +468,14 @@ static void print_counters(const char *ifname,
 	fflush(stdout);
 }
 
-static int cmd_stats(int argc, char **argv)
+struct stats_opts {
+	bool json, all, watch;
+	double secs;
+	uint64_t count; /* 0: until interrupted */
+};
+
+/* 0, or the exit status of a usage error. */
+static int stats_parse(int argc, char **argv, struct stats_opts *so)
 {
 	static const struct option lo[] = {
 		{"json", no_argument, NULL, 'j'},
@@ -450,39 +483,33 @@ static int cmd_stats(int argc, char **argv)
 		{"watch", optional_argument, NULL, 'w'},
 		{"count", required_argument, NULL, 'c'},
 		{0}};
-	struct mroce_xdp_counters cur, prev;
-	bool json = false, all = false, watch = false;
-	double secs = 1.0;
-	long count = -1;
-	char path[256];
-	const char *ifname;
-	int c, fd, err;
+	double d;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = true;
+			so->json = true;
 			break;
 		case 'a':
-			all = true;
+			so->all = true;
 			break;
 		case 'w':
-			watch = true;
+			so->watch = true;
+			/* --watch SECS: the next word when it is a number */
 			if (!optarg && optind < argc &&
-			    argv[optind][0] != '-' &&
-			    strtod(argv[optind], NULL) > 0)
+			    !mroce_parse_double(argv[optind], 1e-9, 1e300, &d))
 				optarg = argv[optind++];
-			if (optarg) {
-				secs = strtod(optarg, NULL);
-				if (secs <= 0 || secs > 3600)
-					return usage("stats", "bad --watch");
-			}
+			if (optarg && mroce_parse_double(optarg, 1e-3, 3600,
+							 &so->secs))
+				return usage("stats", "--watch takes seconds "
+						      "in (0, 3600]");
 			break;
 		case 'c':
-			count = strtol(optarg, NULL, 10);
-			if (count <= 0)
-				return usage("stats", "bad --count");
+			if (mroce_parse_u64(optarg, 1, UINT64_MAX, &so->count))
+				return usage("stats", "--count is a number "
+						      "from 1");
 			break;
 		default:
 			return usage("stats", "unknown option");
@@ -490,51 +517,93 @@ static int cmd_stats(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return usage("stats", "needs exactly one IFNAME");
+	return 0;
+}
+
+/* fail(), and with --json a document with the error too. */
+static int stats_fail(const struct stats_opts *so, const char *ifname,
+		      int err)
+{
+	if (so->json) {
+		struct json_object *doc = mroce_json_doc("mrocectl");
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "stats %s: %s: %s", ifname,
+			 mroce_xdp_err_name(err), mroce_xdp_err_text(err));
+		mroce_json_add_str(doc, "command", "stats");
+		mroce_json_add_str(doc, "ifname", ifname);
+		/* the exit status: mroce_xdp_err numbers are not errnos */
+		mroce_json_set_error(doc, 1, msg);
+		mroce_json_emit(stdout, doc, 0);
+	}
+	return fail("stats", ifname, err, NULL);
+}
+
+/* --watch: a report every so->secs seconds until interrupted or
+ * so->count reports. */
+static int stats_watch(const struct stats_opts *so, const char *ifname,
+		       int fd, struct mroce_xdp_counters *cur)
+{
+	struct mroce_xdp_counters prev;
+	uint64_t left = so->count;
+	int err;
+
+	signal(SIGINT, on_sigint);
+	signal(SIGTERM, on_sigint);
+	while (!stop && (!so->count || left)) {
+		struct timespec ts = {
+			.tv_sec = (time_t)so->secs,
+			.tv_nsec = (long)((so->secs - (time_t)so->secs) * 1e9)};
+
+		prev = *cur;
+		nanosleep(&ts, NULL);
+		if (stop)
+			break;
+		err = mroce_xdp_counters_read(fd, cur);
+		if (err)
+			return stats_fail(so, ifname, err);
+		if (!so->json)
+			printf("--- %s, every %.1f s\n", ifname, so->secs);
+		print_counters(ifname, cur, &prev, so->secs, so->json,
+			       so->all);
+		if (left)
+			left--;
+	}
+	return 0;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct stats_opts so = {.secs = 1.0};
+	struct mroce_xdp_counters cur;
+	char path[256];
+	const char *ifname;
+	int fd, err;
+
+	err = stats_parse(argc, argv, &so);
+	if (err)
+		return err;
 	ifname = argv[optind];
 	if (geteuid() != 0)
-		return fail("stats", ifname, -MROCE_XDP_E_NO_PRIV, NULL);
+		return stats_fail(&so, ifname, -MROCE_XDP_E_NO_PRIV);
 	err = ctl_ensure_bpffs();
 	if (err < 0)
-		return fail("stats", ifname, err, NULL);
+		return stats_fail(&so, ifname, err);
 	snprintf(path, sizeof(path), "%s/%s/%s", MROCE_PIN_ROOT, ifname,
 		 MROCE_MAP_COUNTERS);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
-		return fail("stats", ifname, -MROCE_XDP_E_NOT_ATTACHED, NULL);
+		return stats_fail(&so, ifname, -MROCE_XDP_E_NOT_ATTACHED);
 	err = mroce_xdp_counters_read(fd, &cur);
-	if (err) {
-		close(fd);
-		return fail("stats", ifname, err, NULL);
-	}
-	if (!watch) {
-		print_counters(ifname, &cur, NULL, 0, json, all || json);
-		close(fd);
-		return 0;
-	}
-	signal(SIGINT, on_sigint);
-	signal(SIGTERM, on_sigint);
-	while (!stop && count != 0) {
-		struct timespec ts = {
-			.tv_sec = (time_t)secs,
-			.tv_nsec = (long)((secs - (time_t)secs) * 1e9)};
-
-		prev = cur;
-		nanosleep(&ts, NULL);
-		if (stop)
-			break;
-		err = mroce_xdp_counters_read(fd, &cur);
-		if (err) {
-			close(fd);
-			return fail("stats", ifname, err, NULL);
-		}
-		if (!json)
-			printf("--- %s, every %.1f s\n", ifname, secs);
-		print_counters(ifname, &cur, &prev, secs, json, all);
-		if (count > 0)
-			count--;
-	}
+	if (err)
+		err = stats_fail(&so, ifname, err);
+	else if (!so.watch)
+		print_counters(ifname, &cur, NULL, 0, so.json,
+			       so.all || so.json);
+	else
+		err = stats_watch(&so, ifname, fd, &cur);
 	close(fd);
-	return 0;
+	return err;
 }
 
 static int cmd_help(int argc, char **argv);
@@ -611,6 +680,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") ||
 			   !strcmp(argv[i], "--help")) {
 			print_main_help(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-V") ||
+			   !strcmp(argv[i], "--version")) {
+			mroce_print_version(stdout, "mrocectl");
 			return 0;
 		} else {
 			fprintf(stderr,

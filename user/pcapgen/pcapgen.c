@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mroce/codec.h"
+#include "../common/util.h"
 
 #define FRAME_CAP	(MROCE_MAX_PAYLOAD + 256)
 #define PCAP_SNAPLEN	65535
@@ -758,95 +759,94 @@ static void flag_names(char *b, size_t cap, unsigned int v,
 					      k ? "|" : "", names[7 - bit]);
 }
 
-static void dump_fields(FILE *o, const uint8_t *frame, size_t off,
-			const char *hdr, const struct fdesc *f)
+/* What an AETH syndrome's low five bits are, by its type. */
+static const char *synd_name(uint8_t synd)
+{
+	switch (synd & ROCEV2_AETH_TYPE_MASK) {
+	case ROCEV2_AETH_ACK:
+		return "ACK, credit";
+	case ROCEV2_AETH_RNR_NAK:
+		return "RNR NAK, timer";
+	case ROCEV2_AETH_NAK:
+		return "NAK, code";
+	}
+	return "reserved";
+}
+
+/* One field's value as the hex dump annotates it (v: its first up to 8
+ * bytes, big endian). */
+static void field_text(char *b, size_t cap, const struct fdesc *f,
+		       const uint8_t *p, uint64_t v)
 {
 	static const char *const mrf[8] = { "ACK_REQ", "SOLICITED", "RETX",
 					    "LAST" };
 	static const char *const ackf[8] = { [4] = "ECE", [5] = "XDP",
 					     [6] = "PROBE", [7] = "DUP" };
+	const struct mroce_opdesc *d;
+
+	b[0] = '\0';
+	switch (f->kind) {
+	case K_DEC:
+		snprintf(b, cap, "%" PRIu64, v);
+		break;
+	case K_MROP:
+	case K_RVOP:
+		d = f->kind == K_MROP ? mroce_meta_opdesc(p[0])
+				      : mroce_rv2_opdesc(p[0]);
+		snprintf(b, cap, "0x%02x %s", p[0], d ? d->name : "?");
+		break;
+	case K_MRFLAGS:
+	case K_ACKFLAGS: {
+		char fl[64];
+
+		flag_names(fl, sizeof(fl), p[0],
+			   f->kind == K_MRFLAGS ? mrf : ackf);
+		snprintf(b, cap, "0x%02x %s", p[0], fl[0] ? fl : "(none)");
+		break;
+	}
+	case K_NAK:
+		snprintf(b, cap, "%u %s", p[0], nak_name(p[0]));
+		break;
+	case K_REROLL:
+		snprintf(b, cap, "%u %s", p[0], reroll_name(p[0]));
+		break;
+	case K_SACK:
+		snprintf(b, cap, "%d bits set; bit i = PSN cum_psn+1+i",
+			 popcount_bytes(p, f->len));
+		break;
+	case K_BTH1:
+		snprintf(b, cap, "0x%02x se=%d m=%d padcnt=%d tver=%d", p[0],
+			 !!(p[0] & ROCEV2_BTH_SE), !!(p[0] & ROCEV2_BTH_MIG),
+			 (p[0] & ROCEV2_BTH_PAD_MASK) >> ROCEV2_BTH_PAD_SHIFT,
+			 p[0] & ROCEV2_BTH_TVER_MASK);
+		break;
+	case K_BTH4:
+		snprintf(b, cap, "0x%02x fecn=%d becn=%d", p[0],
+			 !!(p[0] & 0x80), !!(p[0] & 0x40));
+		break;
+	case K_BTH8:
+		snprintf(b, cap, "0x%02x ackreq=%d", p[0], !!(p[0] & 0x80));
+		break;
+	case K_SYND:
+		snprintf(b, cap, "0x%02x %s %u", p[0], synd_name(p[0]),
+			 p[0] & 0x1f);
+		break;
+	default:
+		snprintf(b, cap, "0x%0*" PRIx64, f->len * 2, v);
+		break;
+	}
+}
+
+static void dump_fields(FILE *o, const uint8_t *frame, size_t off,
+			const char *hdr, const struct fdesc *f)
+{
 	char note[160], extra[96];
 
 	for (int i = 0; f[i].name; i++) {
 		const uint8_t *p = frame + off;
 		uint64_t v = f[i].len <= 8 ? be_at(p, f[i].len) : 0;
-		const struct mroce_opdesc *d;
 
-		extra[0] = '\0';
-		switch (f[i].kind) {
-		case K_DEC:
-			snprintf(extra, sizeof(extra), "%" PRIu64, v);
-			break;
-		case K_MROP:
-		case K_RVOP:
-			d = f[i].kind == K_MROP ? mroce_meta_opdesc(p[0]) :
-						  mroce_rv2_opdesc(p[0]);
-			snprintf(extra, sizeof(extra), "0x%02x %s", p[0],
-				 d ? d->name : "?");
-			break;
-		case K_MRFLAGS:
-		case K_ACKFLAGS: {
-			char fl[64];
-
-			flag_names(fl, sizeof(fl), p[0],
-				   f[i].kind == K_MRFLAGS ? mrf : ackf);
-			snprintf(extra, sizeof(extra), "0x%02x %s", p[0],
-				 fl[0] ? fl : "(none)");
-			break;
-		}
-		case K_NAK:
-			snprintf(extra, sizeof(extra), "%u %s", p[0],
-				 nak_name(p[0]));
-			break;
-		case K_REROLL:
-			snprintf(extra, sizeof(extra), "%u %s", p[0],
-				 reroll_name(p[0]));
-			break;
-		case K_SACK:
-			snprintf(extra, sizeof(extra),
-				 "%d bits set; bit i = PSN cum_psn+1+i",
-				 popcount_bytes(p, f[i].len));
-			break;
-		case K_BTH1:
-			snprintf(extra, sizeof(extra),
-				 "0x%02x se=%d m=%d padcnt=%d tver=%d", p[0],
-				 !!(p[0] & ROCEV2_BTH_SE),
-				 !!(p[0] & ROCEV2_BTH_MIG),
-				 (p[0] & ROCEV2_BTH_PAD_MASK) >>
-					 ROCEV2_BTH_PAD_SHIFT,
-				 p[0] & ROCEV2_BTH_TVER_MASK);
-			break;
-		case K_BTH4:
-			snprintf(extra, sizeof(extra), "0x%02x fecn=%d becn=%d",
-				 p[0], !!(p[0] & 0x80), !!(p[0] & 0x40));
-			break;
-		case K_BTH8:
-			snprintf(extra, sizeof(extra), "0x%02x ackreq=%d",
-				 p[0], !!(p[0] & 0x80));
-			break;
-		case K_SYND: {
-			const char *t = "reserved";
-
-			switch (p[0] & ROCEV2_AETH_TYPE_MASK) {
-			case ROCEV2_AETH_ACK:
-				t = "ACK, credit";
-				break;
-			case ROCEV2_AETH_RNR_NAK:
-				t = "RNR NAK, timer";
-				break;
-			case ROCEV2_AETH_NAK:
-				t = "NAK, code";
-				break;
-			}
-			snprintf(extra, sizeof(extra), "0x%02x %s %u", p[0], t,
-				 p[0] & 0x1f);
-			break;
-		}
-		default:
-			snprintf(extra, sizeof(extra), "0x%0*" PRIx64,
-				 f[i].len * 2, v);
-			break;
-		}
+		field_text(extra, sizeof(extra), &f[i], p, v);
 		if (i == 0)
 			snprintf(note, sizeof(note), "%s: %s = %s", hdr,
 				 f[i].name, extra);
@@ -1020,6 +1020,7 @@ static void usage(FILE *o)
 "                       line per header field.\n"
 "    -b, --bad-icrc     append one MetaRoCE and one RoCEv2 frame whose ICRC\n"
 "                       is deliberately wrong (to test ICRC checkers).\n"
+"    -V, --version      print the version and exit.\n"
 "    -h, --help         print this help and exit.\n"
 "\n"
 "EXIT STATUS\n"
@@ -1032,7 +1033,13 @@ static void usage(FILE *o)
 	      o);
 }
 
-int main(int argc, char **argv)
+struct gen_opts {
+	const char *out;
+	bool list, hexdump, bad;
+};
+
+/* 0, or the exit status (help, version: 0 after printing; usage: 2). */
+static int parse_opts(int argc, char **argv, struct gen_opts *g)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -1040,34 +1047,31 @@ int main(int argc, char **argv)
 		{ "hexdump", no_argument, NULL, 'x' },
 		{ "bad-icrc", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
-	bool list = false, hexdump = false, bad = false;
-	static uint8_t frames[N_SAMPLES + N_BAD][FRAME_CAP];
-	size_t lens[N_SAMPLES + N_BAD];
-	const struct sample *sp[N_SAMPLES + N_BAD];
-	unsigned int n = 0;
-	FILE *f = NULL;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:lxbh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:lxbhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			out = optarg;
+			g->out = optarg;
 			break;
 		case 'l':
-			list = true;
+			g->list = true;
 			break;
 		case 'x':
-			hexdump = true;
+			g->hexdump = true;
 			break;
 		case 'b':
-			bad = true;
+			g->bad = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			exit(0);
+		case 'V':
+			mroce_print_version(stdout, "mroce_pcapgen");
+			exit(0);
 		default:
 			fprintf(stderr, "Try 'mroce_pcapgen --help'.\n");
 			return 2;
@@ -1078,18 +1082,56 @@ int main(int argc, char **argv)
 				"Try 'mroce_pcapgen --help'.\n", argv[optind]);
 		return 2;
 	}
-	if (!out && !list && !hexdump) {
+	if (!g->out && !g->list && !g->hexdump) {
 		fprintf(stderr, "mroce_pcapgen: -o FILE is required\n"
 				"Try 'mroce_pcapgen --help'.\n");
 		return 2;
 	}
-	if (out && !strcmp(out, "-") && (list || hexdump)) {
+	if (g->out && !strcmp(g->out, "-") && (g->list || g->hexdump)) {
 		fprintf(stderr, "mroce_pcapgen: -o - cannot be combined with"
 				" --list or --hexdump (both use stdout)\n");
 		return 2;
 	}
+	return 0;
+}
 
-	for (size_t i = 0; i < N_SAMPLES + (bad ? N_BAD : 0); i++) {
+/* The pcap file: 0, or 1 after a message. */
+static int write_pcap(const char *out, unsigned int n,
+		      uint8_t (*frames)[FRAME_CAP], const size_t *lens)
+{
+	FILE *f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "mroce_pcapgen: %s: %s\n", out,
+			strerror(errno));
+		return 1;
+	}
+	err = pcap_header(f);
+	for (unsigned int i = 0; !err && i < n; i++)
+		err = pcap_record(f, i + 1, frames[i], lens[i]);
+	if (f != stdout ? fclose(f) : fflush(f))
+		err = -1;
+	if (err) {
+		fprintf(stderr, "mroce_pcapgen: writing %s: %s\n", out,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t frames[N_SAMPLES + N_BAD][FRAME_CAP];
+	size_t lens[N_SAMPLES + N_BAD];
+	const struct sample *sp[N_SAMPLES + N_BAD];
+	struct gen_opts g = { 0 };
+	unsigned int n = 0;
+	int rc = parse_opts(argc, argv, &g);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < N_SAMPLES + (g.bad ? N_BAD : 0); i++) {
 		const struct sample *s = i < N_SAMPLES ? &samples[i] :
 							 &bad_samples[i - N_SAMPLES];
 		int len = build_frame(s, n + 1, frames[n], FRAME_CAP);
@@ -1107,29 +1149,11 @@ int main(int argc, char **argv)
 		lens[n] = (size_t)len;
 		sp[n++] = s;
 	}
-
-	if (out) {
-		f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
-		if (!f) {
-			fprintf(stderr, "mroce_pcapgen: %s: %s\n", out,
-				strerror(errno));
-			return 1;
-		}
-		int err = pcap_header(f);
-
-		for (unsigned int i = 0; !err && i < n; i++)
-			err = pcap_record(f, i + 1, frames[i], lens[i]);
-		if (f != stdout ? fclose(f) : fflush(f))
-			err = -1;
-		if (err) {
-			fprintf(stderr, "mroce_pcapgen: writing %s: %s\n", out,
-				strerror(errno));
-			return 1;
-		}
-	}
-	for (unsigned int i = 0; list && i < n; i++)
+	if (g.out && write_pcap(g.out, n, frames, lens))
+		return 1;
+	for (unsigned int i = 0; g.list && i < n; i++)
 		list_sample(stdout, i + 1, sp[i], frames[i], lens[i]);
-	for (unsigned int i = 0; hexdump && i < n; i++)
+	for (unsigned int i = 0; g.hexdump && i < n; i++)
 		dump_sample(stdout, i + 1, sp[i], frames[i], lens[i]);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "mroce_pcapgen: stdout: %s\n", strerror(errno));

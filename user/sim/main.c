@@ -7,12 +7,16 @@
  */
 #include "bench.h"
 
+#include "../common/json.h"
+#include "../common/util.h"
+
 #include "mroce/engine.h"
 #include "mroce/sim.h"
 #include "mroce/wire.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -73,7 +77,9 @@ static const char usage_text[] =
 "    --drain-us U       after the last completion keep running U us,\n"
 "                       then re-check every receive buffer and fail on\n"
 "                       any late write or extra completion (1000)\n"
-"    --json             print one JSON object instead of text\n"
+"    --json             print one JSON document instead of text; a run\n"
+"                       that fails prints one too, with an \"error\"\n"
+"                       object\n"
 "    --series           also print goodput per --bin-us bin (Gbit/s),\n"
 "                       e.g. to see a blackhole dip and its recovery\n"
 "    --trace-us U       every U us of virtual time print the paths of\n"
@@ -87,19 +93,22 @@ static const char usage_text[] =
 "                       implementation this CPU runs: the CRC alone,\n"
 "                       copy+CRC in one pass, memcpy then CRC (ns, best\n"
 "                       of 7 rounds)\n"
+"    -V, --version      print the version and exit\n"
 "    -h, --help         this text\n"
 "\n"
 "    Sizes take K, M, G suffixes (powers of 1024). Fractions are 0..1.\n"
 "\n"
 "OUTPUT\n"
+"    The --json keys (docs/json.md lists them all):\n"
 "    goodput_gbps       completed bytes x 8 / time from the first post to\n"
 "                       the last completion\n"
 "    fct_p50_us, fct_p99_us\n"
 "                       per work request, from post to completion\n"
-"    jain_fairness      Jain's index over per-QP throughput (bytes / own\n"
-"                       completion time); jain_first_finish: over per-QP\n"
-"                       bytes when the first QP finished\n"
-"    path_share         data bytes per plane towards the receiver\n"
+"    jain_fairness_ratio\n"
+"                       Jain's index over per-QP throughput (bytes / own\n"
+"                       completion time); jain_first_finish_ratio: over\n"
+"                       per-QP bytes when the first QP finished\n"
+"    path_share_ratio   data bytes per plane towards the receiver\n"
 "    recovery_us        from the first blackhole to the start of the\n"
 "                       first window of max(10 RTTs, 8 messages) whose\n"
 "                       goodput, and the average from there to the end,\n"
@@ -133,57 +142,50 @@ bad_arg(const char *fmt, ...)
 	exit(2);
 }
 
-static uint64_t parse_size(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	errno = 0;
-	if (*s == '-')
-		bad_arg("%s: '%s' is not a size", opt, s);
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		bad_arg("%s: '%s' is not a size", opt, s);
-	switch (*end) {
-	case 'k': case 'K':
-		mul = 1ull << 10;
-		end++;
-		break;
-	case 'm': case 'M':
-		mul = 1ull << 20;
-		end++;
-		break;
-	case 'g': case 'G':
-		mul = 1ull << 30;
-		end++;
-		break;
-	}
-	if (*end)
-		bad_arg("%s: '%s' is not a size (use K, M or G)", opt, s);
-	if (v && v * mul / mul != v)
-		bad_arg("%s: '%s' is too large", opt, s);
-	return v * mul;
-}
-
+/* A number in [lo, hi] for option opt, or exit 2 naming it. */
 static double parse_num(const char *opt, const char *s, double lo,
 			double hi)
 {
-	char *end;
 	double v;
+	int err = mroce_parse_double(s, lo, hi, &v);
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end)
-		bad_arg("%s: '%s' is not a number", opt, s);
-	if (!(v >= lo && v <= hi))
+	if (err == -ERANGE)
 		bad_arg("%s: %s is out of range [%g, %g]", opt, s, lo, hi);
+	if (err)
+		bad_arg("%s: '%s' is not a number", opt, s);
+	return v;
+}
+
+/* A size (K, M, G suffixes) in [lo, hi] for option opt, or exit 2. */
+static uint64_t parse_size(const char *opt, const char *s, uint64_t lo,
+			   uint64_t hi)
+{
+	uint64_t v;
+	int err = mroce_parse_size(s, lo, hi, &v);
+
+	if (err == -ERANGE)
+		bad_arg("%s: '%s' is out of range [%llu, %llu]", opt, s,
+			(unsigned long long)lo, (unsigned long long)hi);
+	if (err)
+		bad_arg("%s: '%s' is not a size (a number, then K, M or G)",
+			opt, s);
 	return v;
 }
 
 static const char *tname(uint8_t t)
 {
 	return t == MROCE_TRANSPORT_ROCEV2 ? "rocev2" : "metaroce";
+}
+
+/* A number with a fixed count of decimals (json-c's default of 17
+ * significant digits shows binary noise). */
+static void add_num(struct json_object *o, const char *key, double v,
+		    int decimals)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.*f", decimals, isfinite(v) ? v : 0.0);
+	json_object_object_add(o, key, json_object_new_double_s(v, buf));
 }
 
 enum {
@@ -233,12 +235,13 @@ static const struct option opts[] = {
 	{ "bench-engine", no_argument, NULL, O_BENCH },
 	{ "bench-crc", no_argument, NULL, O_BENCH_CRC },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct args {
 	struct mroce_sim_cfg cfg;
-	bool json, bench, bench_crc, series, rates_set, paths_set, host_set, bytes_set, msg_set;
+	bool json, bench, bench_crc, series, rates_set, paths_set, host_set;
 	double rates[MROCE_SIM_MAX_PATHS];
 	uint32_t nrates;
 	double rate_gbps, delay_us, loss, dup, corrupt;
@@ -285,179 +288,194 @@ static void parse_blackhole(struct args *a, const char *s)
 	a->nbh++;
 }
 
-static void parse_args(int argc, char **argv, struct args *a)
+/* The fabric's options (planes, host links). False: not one of them. */
+static bool parse_net(int o, const char *arg, struct args *a)
 {
 	struct mroce_sim_cfg *c = &a->cfg;
-	int o;
 
-	memset(a, 0, sizeof(*a));
-	mroce_sim_cfg_default(c);
-	a->rate_gbps = 100;
-	a->delay_us = 2;
-	a->queue_kb = 1024;
-	a->ecn_kb = 100;
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (o) {
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		case O_TRANSPORT:
-			if (!strcmp(optarg, "metaroce"))
-				c->transport = MROCE_TRANSPORT_METAROCE;
-			else if (!strcmp(optarg, "rocev2"))
-				c->transport = MROCE_TRANSPORT_ROCEV2;
-			else
-				bad_arg("--transport: '%s' is neither metaroce "
-					"nor rocev2", optarg);
-			break;
-		case O_PATHS:
-			c->net.npaths = (uint32_t)parse_num(
-				"--paths", optarg, 1, MROCE_SIM_MAX_PATHS);
-			a->paths_set = true;
-			break;
-		case O_RATE:
-			a->rate_gbps = parse_num("--rate-gbps", optarg, 0.001,
-						 1e5);
-			break;
-		case O_RATES:
-			parse_rates(a, optarg);
-			break;
-		case O_DELAY:
-			a->delay_us = parse_num("--delay-us", optarg, 0, 1e7);
-			break;
-		case O_QUEUE:
-			a->queue_kb = (uint32_t)parse_num("--queue-kb", optarg,
-							  0, 4194303);
-			break;
-		case O_ECN:
-			a->ecn_kb = (uint32_t)parse_num("--ecn-kb", optarg, 0,
-							4194303);
-			break;
-		case O_LOSS:
-			a->loss = parse_num("--loss", optarg, 0, 1);
-			break;
-		case O_DUP:
-			a->dup = parse_num("--dup", optarg, 0, 1);
-			break;
-		case O_CORRUPT:
-			a->corrupt = parse_num("--corrupt", optarg, 0, 1);
-			break;
-		case O_BLACKHOLE:
-			parse_blackhole(a, optarg);
-			break;
-		case O_HOST_GBPS:
-			c->net.host.rate_bps = (uint64_t)(parse_num(
-				"--host-gbps", optarg, 0.001, 1e5) * 1e9);
-			a->host_set = true;
-			break;
-		case O_HOST_DELAY:
-			c->net.host.delay_ns = (uint64_t)(parse_num(
-				"--host-delay-us", optarg, 0, 1e7) * 1000);
-			break;
-		case O_HOST_QUEUE:
-			c->net.host.queue_bytes = 1024 * (uint32_t)parse_num(
-				"--host-queue-kb", optarg, 0, 4194303);
-			break;
-		case O_HOST_ECN:
-			c->net.host.ecn_bytes = 1024 * (uint32_t)parse_num(
-				"--host-ecn-kb", optarg, 0, 4194303);
-			break;
-		case O_BYTES:
-			c->bytes = parse_size("--bytes", optarg);
-			break;
-		case O_MSG:
-			c->msg_size = (uint32_t)parse_size("--msg-size", optarg);
-			if (c->msg_size == 0 ||
-			    parse_size("--msg-size", optarg) > (1u << 30))
-				bad_arg("--msg-size: must be 1..1G");
-			break;
-		case O_CONNS:
-			c->conns = (uint32_t)parse_num("--conns", optarg, 1,
-						       100000);
-			break;
-		case O_SENDERS:
-			c->senders = (uint32_t)parse_num("--senders", optarg, 1,
-							 100000);
-			break;
-		case O_SHARED:
-			c->shared_leaf = true;
-			break;
-		case O_OUT:
-			c->outstanding = (uint32_t)parse_num("--outstanding",
-							     optarg, 1, 4096);
-			break;
-		case O_OP:
-			if (!strcmp(optarg, "write"))
-				c->op = MROCE_SIM_OP_WRITE;
-			else if (!strcmp(optarg, "send"))
-				c->op = MROCE_SIM_OP_SEND;
-			else
-				bad_arg("--op: '%s' is neither write nor send",
-					optarg);
-			break;
-		case O_MTU:
-			c->mtu = (uint16_t)parse_num("--mtu", optarg, 256, 8192);
-			break;
-		case O_EPATHS:
-			c->engine_paths = (uint8_t)parse_num("--engine-paths",
-							     optarg, 1, 64);
-			break;
-		case O_RTO:
-			c->rto_min_us = (uint32_t)parse_num("--rto-min-us",
-							    optarg, 1, 1e7);
-			break;
-		case O_PSN:
-			c->start_psn = (int64_t)parse_num("--psn", optarg, 0,
-							  0xffffff);
-			break;
-		case O_SEED:
-			c->seed = parse_size("--seed", optarg);
-			break;
-		case O_TLIMIT:
-			c->time_limit_ns = (uint64_t)(parse_num(
-				"--time-limit-ms", optarg, 0.001, 1e8) * 1e6);
-			break;
-		case O_STALL:
-			c->stall_ns = (uint64_t)(parse_num("--stall-ms", optarg,
-							   0.001, 1e8) * 1e6);
-			break;
-		case O_BIN:
-			c->bin_ns = (uint64_t)(parse_num("--bin-us", optarg,
-							 0.01, 1e7) * 1000);
-			break;
-		case O_DRAIN:
-			c->drain_ns = (uint64_t)(parse_num("--drain-us", optarg,
-							   0, 1e9) * 1000);
-			break;
-		case O_SERIES:
-			a->series = true;
-			break;
-		case O_TRACE:
-			c->trace_ns = (uint64_t)(parse_num("--trace-us", optarg,
-							   0.01, 1e7) * 1000);
-			break;
-		case O_JSON:
-			a->json = true;
-			break;
-		case O_BENCH:
-			a->bench = true;
-			break;
-		case O_BENCH_CRC:
-			a->bench_crc = true;
-			break;
-		default:
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			exit(2);
-		}
+	switch (o) {
+	case O_PATHS:
+		c->net.npaths = (uint32_t)parse_num("--paths", arg, 1,
+						    MROCE_SIM_MAX_PATHS);
+		a->paths_set = true;
+		return true;
+	case O_RATE:
+		a->rate_gbps = parse_num("--rate-gbps", arg, 0.001, 1e5);
+		return true;
+	case O_RATES:
+		parse_rates(a, arg);
+		return true;
+	case O_DELAY:
+		a->delay_us = parse_num("--delay-us", arg, 0, 1e7);
+		return true;
+	case O_QUEUE:
+		a->queue_kb = (uint32_t)parse_num("--queue-kb", arg, 0,
+						  4194303);
+		return true;
+	case O_ECN:
+		a->ecn_kb = (uint32_t)parse_num("--ecn-kb", arg, 0, 4194303);
+		return true;
+	case O_LOSS:
+		a->loss = parse_num("--loss", arg, 0, 1);
+		return true;
+	case O_DUP:
+		a->dup = parse_num("--dup", arg, 0, 1);
+		return true;
+	case O_CORRUPT:
+		a->corrupt = parse_num("--corrupt", arg, 0, 1);
+		return true;
+	case O_BLACKHOLE:
+		parse_blackhole(a, arg);
+		return true;
+	case O_HOST_GBPS:
+		c->net.host.rate_bps = (uint64_t)(parse_num(
+			"--host-gbps", arg, 0.001, 1e5) * 1e9);
+		a->host_set = true;
+		return true;
+	case O_HOST_DELAY:
+		c->net.host.delay_ns = (uint64_t)(parse_num(
+			"--host-delay-us", arg, 0, 1e7) * 1000);
+		return true;
+	case O_HOST_QUEUE:
+		c->net.host.queue_bytes = 1024 * (uint32_t)parse_num(
+			"--host-queue-kb", arg, 0, 4194303);
+		return true;
+	case O_HOST_ECN:
+		c->net.host.ecn_bytes = 1024 * (uint32_t)parse_num(
+			"--host-ecn-kb", arg, 0, 4194303);
+		return true;
 	}
-	if (optind < argc)
-		bad_arg("unexpected argument '%s'", argv[optind]);
-	if (a->rates_set) {
-		if (a->paths_set && c->net.npaths != a->nrates)
-			bad_arg("--paths %u disagrees with %u --rates",
-				c->net.npaths, a->nrates);
-		c->net.npaths = a->nrates;
+	return false;
+}
+
+/* The workload's options (what is sent, by whom, how). */
+static bool parse_load(int o, const char *arg, struct args *a)
+{
+	struct mroce_sim_cfg *c = &a->cfg;
+
+	switch (o) {
+	case O_TRANSPORT:
+		if (!strcmp(arg, "metaroce"))
+			c->transport = MROCE_TRANSPORT_METAROCE;
+		else if (!strcmp(arg, "rocev2"))
+			c->transport = MROCE_TRANSPORT_ROCEV2;
+		else
+			bad_arg("--transport: '%s' is neither metaroce nor "
+				"rocev2", arg);
+		return true;
+	case O_BYTES:
+		c->bytes = parse_size("--bytes", arg, 0, UINT64_MAX);
+		return true;
+	case O_MSG:
+		c->msg_size = (uint32_t)parse_size("--msg-size", arg, 1,
+						   1u << 30);
+		return true;
+	case O_CONNS:
+		c->conns = (uint32_t)parse_num("--conns", arg, 1, 100000);
+		return true;
+	case O_SENDERS:
+		c->senders = (uint32_t)parse_num("--senders", arg, 1, 100000);
+		return true;
+	case O_OUT:
+		c->outstanding = (uint32_t)parse_num("--outstanding", arg, 1,
+						     4096);
+		return true;
+	case O_OP:
+		if (!strcmp(arg, "write"))
+			c->op = MROCE_SIM_OP_WRITE;
+		else if (!strcmp(arg, "send"))
+			c->op = MROCE_SIM_OP_SEND;
+		else
+			bad_arg("--op: '%s' is neither write nor send", arg);
+		return true;
+	case O_SEED:
+		c->seed = parse_size("--seed", arg, 0, UINT64_MAX);
+		return true;
 	}
+	return false;
+}
+
+/* The engines' knobs and the run's clocks. */
+static bool parse_engine(int o, const char *arg, struct args *a)
+{
+	struct mroce_sim_cfg *c = &a->cfg;
+
+	switch (o) {
+	case O_MTU:
+		c->mtu = (uint16_t)parse_num("--mtu", arg, 256, 8192);
+		return true;
+	case O_EPATHS:
+		c->engine_paths = (uint8_t)parse_num("--engine-paths", arg, 1,
+						     64);
+		return true;
+	case O_RTO:
+		c->rto_min_us = (uint32_t)parse_num("--rto-min-us", arg, 1,
+						    1e7);
+		return true;
+	case O_PSN:
+		c->start_psn = (int64_t)parse_num("--psn", arg, 0, 0xffffff);
+		return true;
+	case O_TLIMIT:
+		c->time_limit_ns = (uint64_t)(parse_num(
+			"--time-limit-ms", arg, 0.001, 1e8) * 1e6);
+		return true;
+	case O_STALL:
+		c->stall_ns = (uint64_t)(parse_num("--stall-ms", arg, 0.001,
+						   1e8) * 1e6);
+		return true;
+	case O_BIN:
+		c->bin_ns = (uint64_t)(parse_num("--bin-us", arg, 0.01, 1e7) *
+				       1000);
+		return true;
+	case O_DRAIN:
+		c->drain_ns = (uint64_t)(parse_num("--drain-us", arg, 0, 1e9) *
+					 1000);
+		return true;
+	case O_TRACE:
+		c->trace_ns = (uint64_t)(parse_num("--trace-us", arg, 0.01,
+						   1e7) * 1000);
+		return true;
+	}
+	return false;
+}
+
+/* Options without a value; exits for --help, --version, unknown ones. */
+static void parse_flag(int o, struct args *a)
+{
+	switch (o) {
+	case O_SHARED:
+		a->cfg.shared_leaf = true;
+		break;
+	case O_SERIES:
+		a->series = true;
+		break;
+	case O_JSON:
+		a->json = true;
+		break;
+	case O_BENCH:
+		a->bench = true;
+		break;
+	case O_BENCH_CRC:
+		a->bench_crc = true;
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		exit(0);
+	case 'V':
+		mroce_print_version(stdout, prog);
+		exit(0);
+	default:
+		fprintf(stderr, "Try '%s --help'.\n", prog);
+		exit(2);
+	}
+}
+
+/* Every plane gets the common settings (or its --rates entry), then the
+ * blackholes; the host link defaults to the planes' sum. */
+static void apply_net(struct args *a)
+{
+	struct mroce_sim_cfg *c = &a->cfg;
+
 	for (uint32_t i = 0; i < MROCE_SIM_MAX_PATHS; i++) {
 		struct mroce_sim_link_cfg *p = &c->net.path[i];
 		double r = a->rates_set && i < a->nrates ? a->rates[i]
@@ -487,12 +505,57 @@ static void parse_args(int argc, char **argv, struct args *a)
 			sum += c->net.path[i].rate_bps;
 		c->net.host.rate_bps = sum;
 	}
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+	struct mroce_sim_cfg *c = &a->cfg;
+	int o;
+
+	memset(a, 0, sizeof(*a));
+	mroce_sim_cfg_default(c);
+	a->rate_gbps = 100;
+	a->delay_us = 2;
+	a->queue_kb = 1024;
+	a->ecn_kb = 100;
+	while ((o = getopt_long(argc, argv, "hV", opts, NULL)) != -1)
+		if (!parse_net(o, optarg, a) && !parse_load(o, optarg, a) &&
+		    !parse_engine(o, optarg, a))
+			parse_flag(o, a);
+	if (optind < argc)
+		bad_arg("unexpected argument '%s'", argv[optind]);
+	if (a->rates_set) {
+		if (a->paths_set && c->net.npaths != a->nrates)
+			bad_arg("--paths %u disagrees with %u --rates",
+				c->net.npaths, a->nrates);
+		c->net.npaths = a->nrates;
+	}
+	apply_net(a);
 	if (c->mtu)
 		c->net.max_frame = c->mtu + 512;
 	if ((uint64_t)c->senders * c->conns * c->outstanding * c->msg_size >
 	    (8ull << 30))
 		bad_arg("senders x conns x outstanding x msg-size exceeds 8 GiB "
 			"of buffers");
+}
+
+/* A failure to set up or run (exit 3): the message on stderr, and with
+ * --json (doc) a whole document that carries it. */
+__attribute__((format(printf, 3, 4))) static int
+sim_failed(struct json_object *doc, int err, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, msg);
+	if (doc) {
+		mroce_json_set_error(doc, err, msg);
+		mroce_json_emit(stdout, doc, 0);
+	}
+	return 3;
 }
 
 static int run_bench(const struct args *a)
@@ -502,19 +565,23 @@ static int run_bench(const struct args *a)
 	uint64_t bytes = a->cfg.bytes;
 	int err = sim_bench_engine(a->cfg.transport, msg, bytes, &b);
 
-	if (err) {
-		fprintf(stderr, "%s: --bench-engine: %s\n", prog, b.why);
-		return 3;
-	}
+	if (err)
+		return sim_failed(a->json ? mroce_json_doc(prog) : NULL, err,
+				  "--bench-engine: %s", b.why);
 	if (a->json) {
-		printf("{\"transport\":\"%s\",\"msg_size\":%u,\"bytes\":%llu,"
-		       "\"data_pkts\":%llu,\"acks\":%llu,"
-		       "\"rx_data_ns\":%.1f,\"rx_ack_ns\":%.1f,"
-		       "\"tx_data_ns\":%.1f,\"wall_time_s\":%.3f}\n",
-		       tname(a->cfg.transport), msg, (unsigned long long)bytes,
-		       (unsigned long long)b.data_pkts,
-		       (unsigned long long)b.acks, b.rx_data_ns, b.rx_ack_ns,
-		       b.tx_data_ns, b.wall_s);
+		struct json_object *d = mroce_json_doc(prog);
+
+		mroce_json_add_str(d, "mode", "bench_engine");
+		mroce_json_add_str(d, "transport", tname(a->cfg.transport));
+		mroce_json_add_u64(d, "msg_size_bytes", msg);
+		mroce_json_add_u64(d, "total_bytes", bytes);
+		mroce_json_add_u64(d, "data_pkts", b.data_pkts);
+		mroce_json_add_u64(d, "ack_pkts", b.acks);
+		add_num(d, "rx_data_ns", b.rx_data_ns, 1);
+		add_num(d, "rx_ack_ns", b.rx_ack_ns, 1);
+		add_num(d, "tx_data_ns", b.tx_data_ns, 1);
+		add_num(d, "wall_time_s", b.wall_s, 3);
+		mroce_json_emit(stdout, d, 0);
 	} else {
 		printf("engine bench (%s, %u-byte WRITEs, %llu bytes)\n",
 		       tname(a->cfg.transport), msg, (unsigned long long)bytes);
@@ -535,19 +602,28 @@ static int run_bench_crc(bool json)
 {
 	struct sim_bench_crc b;
 
-	if (sim_bench_crc(8192, &b)) {
-		fprintf(stderr, "%s: --bench-crc: out of memory\n", prog);
-		return 3;
-	}
+	if (sim_bench_crc(8192, &b))
+		return sim_failed(json ? mroce_json_doc(prog) : NULL, -ENOMEM,
+				  "--bench-crc: out of memory");
 	if (json) {
-		printf("{\"len\":%zu,\"selected\":\"%s\",\"memcpy_ns\":%.1f,"
-		       "\"paths\":[", b.len, b.selected, b.memcpy_ns);
-		for (int i = 0; i < b.n; i++)
-			printf("%s{\"impl\":\"%s\",\"crc_ns\":%.1f,"
-			       "\"crc_copy_ns\":%.1f,\"memcpy_crc_ns\":%.1f}",
-			       i ? "," : "", b.row[i].impl, b.row[i].crc_ns,
-			       b.row[i].copy_ns, b.row[i].memcpy_crc_ns);
-		printf("]}\n");
+		struct json_object *d = mroce_json_doc(prog);
+		struct json_object *rows = json_object_new_array();
+
+		mroce_json_add_str(d, "mode", "bench_crc");
+		mroce_json_add_u64(d, "buffer_bytes", b.len);
+		mroce_json_add_str(d, "selected_impl", b.selected);
+		add_num(d, "memcpy_ns", b.memcpy_ns, 1);
+		for (int i = 0; i < b.n; i++) {
+			struct json_object *r = json_object_new_object();
+
+			mroce_json_add_str(r, "impl", b.row[i].impl);
+			add_num(r, "crc_ns", b.row[i].crc_ns, 1);
+			add_num(r, "crc_copy_ns", b.row[i].copy_ns, 1);
+			add_num(r, "memcpy_crc_ns", b.row[i].memcpy_crc_ns, 1);
+			json_object_array_add(rows, r);
+		}
+		json_object_object_add(d, "impls", rows);
+		mroce_json_emit(stdout, d, 0);
 		return 0;
 	}
 	printf("crc bench (%zu-byte buffers, ns per buffer, best of 7 rounds; "
@@ -611,19 +687,25 @@ static void trace_paths(void *arg, struct mroce_sim *s, uint64_t now)
 	ts->st = st;
 }
 
-static void print_series(struct mroce_sim *s, bool json)
+static void print_series(struct mroce_sim *s, struct json_object *doc)
 {
 	const uint64_t *bins;
 	uint64_t bin_ns;
 	uint32_t n = mroce_sim_series(s, &bins, &bin_ns);
 
-	if (json) {
-		printf(",\"series_bin_us\":%.3f,\"series_gbps\":[",
-		       bin_ns / 1000.0);
-		for (uint32_t i = 0; i < n; i++)
-			printf("%s%.2f", i ? "," : "",
-			       (double)bins[i] * 8 / (double)bin_ns);
-		printf("]");
+	if (doc) {
+		struct json_object *arr = json_object_new_array();
+
+		add_num(doc, "series_bin_us", bin_ns / 1000.0, 3);
+		for (uint32_t i = 0; i < n; i++) {
+			double g = (double)bins[i] * 8 / (double)bin_ns;
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%.2f", g);
+			json_object_array_add(arr,
+					      json_object_new_double_s(g, buf));
+		}
+		json_object_object_add(doc, "series_gbps", arr);
 		return;
 	}
 	printf("  goodput per %.3f us bin (Gbit/s):\n", bin_ns / 1000.0);
@@ -656,9 +738,9 @@ static const struct {
 	RESULT_U64("tx_pkts", tx_pkts),
 	RESULT_U64("rx_pkts", rx_pkts),
 	RESULT_U64("tx_data_pkts", tx_data_pkts),
-	RESULT_U64("rx_dup", rx_dup),
-	RESULT_U64("rx_ooo", rx_ooo),
-	RESULT_U64("ce_seen", ce_marks_rx),
+	RESULT_U64("rx_dup_pkts", rx_dup),
+	RESULT_U64("rx_ooo_pkts", rx_ooo),
+	RESULT_U64("rx_ce_pkts", ce_marks_rx),
 	RESULT_U64("timer_spins", timer_spins),
 	RESULT_U64("net_pkts", net_pkts),
 	RESULT_U64("drops_tail", drops_tail),
@@ -667,57 +749,74 @@ static const struct {
 	RESULT_U64("dups", dups),
 	RESULT_U64("corrupts", corrupts),
 	RESULT_U64("icrc_drops", icrc_drops),
-	RESULT_U64("ce_marked", ce_marked),
+	RESULT_U64("ce_marked_pkts", ce_marked),
 };
 
-static void print_json(const struct args *a, const struct mroce_sim_result *r,
-		       double wall)
+/* The run's configuration, as the first members of the document. */
+static void json_config(struct json_object *d, const struct args *a)
 {
 	const struct mroce_sim_cfg *c = &a->cfg;
-	bool integrity = r->verdict != MROCE_SIM_INTEGRITY;
 
-	printf("{\"transport\":\"%s\",\"paths\":%u,\"senders\":%u,"
-	       "\"conns\":%u,\"bytes_per_conn\":%llu,\"msg_size\":%u,"
-	       "\"seed\":%llu,",
-	       tname(c->transport), c->net.npaths, c->senders,
-	       c->senders * c->conns, (unsigned long long)c->bytes, c->msg_size,
-	       (unsigned long long)c->seed);
-	printf("\"ok\":%s,\"verdict\":\"%s\",\"why\":\"%s\","
-	       "\"integrity_ok\":%s,",
-	       r->verdict == MROCE_SIM_OK ? "true" : "false",
-	       mroce_sim_verdict_str(r->verdict), r->why,
-	       integrity ? "true" : "false");
-	printf("\"goodput_gbps\":%.3f,\"capacity_gbps\":%.3f,"
-	       "\"fct_p50_us\":%.2f,\"fct_p99_us\":%.2f,\"fct_max_us\":%.2f,",
-	       r->goodput_gbps, r->capacity_gbps, r->fct_p50_us, r->fct_p99_us,
-	       r->fct_max_us);
+	mroce_json_add_str(d, "transport", tname(c->transport));
+	mroce_json_add_u64(d, "paths", c->net.npaths);
+	mroce_json_add_u64(d, "senders", c->senders);
+	mroce_json_add_u64(d, "conns", c->senders * c->conns);
+	mroce_json_add_u64(d, "conn_bytes", c->bytes);
+	mroce_json_add_u64(d, "msg_size_bytes", c->msg_size);
+	mroce_json_add_u64(d, "seed", c->seed);
+}
+
+static void json_result(struct json_object *d,
+			const struct mroce_sim_result *r, double wall)
+{
+	struct json_object *share = json_object_new_array();
+	char digest[17];
+
+	mroce_json_add_bool(d, "ok", r->verdict == MROCE_SIM_OK);
+	mroce_json_add_str(d, "verdict", mroce_sim_verdict_str(r->verdict));
+	mroce_json_add_str(d, "why", r->why);
+	mroce_json_add_bool(d, "integrity_ok",
+			    r->verdict != MROCE_SIM_INTEGRITY);
+	add_num(d, "goodput_gbps", r->goodput_gbps, 3);
+	add_num(d, "capacity_gbps", r->capacity_gbps, 3);
+	add_num(d, "fct_p50_us", r->fct_p50_us, 2);
+	add_num(d, "fct_p99_us", r->fct_p99_us, 2);
+	add_num(d, "fct_max_us", r->fct_max_us, 2);
 	for (size_t i = 0; i < sizeof(json_counters) / sizeof(json_counters[0]);
 	     i++) {
 		const char *p = (const char *)r + json_counters[i].off;
 
-		printf("\"%s\":%llu,", json_counters[i].name,
-		       (unsigned long long)*(const uint64_t *)p);
+		mroce_json_add_u64(d, json_counters[i].name,
+				   *(const uint64_t *)p);
 	}
-	printf("\"path_share\":[");
-	for (uint32_t i = 0; i < r->npaths; i++)
-		printf("%s%.4f", i ? "," : "", r->path_share[i]);
-	printf("],\"jain_fairness\":%.4f,\"jain_first_finish\":%.4f,"
-	       "\"mem_per_conn_bytes\":%zu,",
-	       r->jain, r->jain_first, r->mem_per_conn);
-	printf("\"base_rtt_us\":%.2f,\"pre_fail_gbps\":%.3f,"
-	       "\"post_fail_gbps\":%.3f,\"fail_stall_us\":%.1f,"
-	       "\"recovery_us\":%.1f,\"recovery_rtts\":%.1f,",
-	       r->base_rtt_us, r->pre_fail_gbps, r->post_fail_gbps,
-	       r->fail_gap_ns / 1000.0, r->recovery_us,
-	       r->recovery_us >= 0 && r->base_rtt_us > 0
-		       ? r->recovery_us / r->base_rtt_us
-		       : -1.0);
-	printf("\"virtual_time_us\":%.1f,\"events\":%llu,"
-	       "\"pool_pkts\":%llu,\"digest\":\"%016llx\","
-	       "\"wall_time_s\":%.3f",
-	       (double)r->end_ns / 1000.0, (unsigned long long)r->events,
-	       (unsigned long long)r->pool_pkts,
-	       (unsigned long long)r->digest, wall);
+	for (uint32_t i = 0; i < r->npaths; i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%.4f", r->path_share[i]);
+		json_object_array_add(share, json_object_new_double_s(
+						     r->path_share[i], buf));
+	}
+	json_object_object_add(d, "path_share_ratio", share);
+	add_num(d, "jain_fairness_ratio", r->jain, 4);
+	add_num(d, "jain_first_finish_ratio", r->jain_first, 4);
+	mroce_json_add_u64(d, "mem_per_conn_bytes", r->mem_per_conn);
+	add_num(d, "base_rtt_us", r->base_rtt_us, 2);
+	add_num(d, "pre_fail_gbps", r->pre_fail_gbps, 3);
+	add_num(d, "post_fail_gbps", r->post_fail_gbps, 3);
+	add_num(d, "fail_stall_us", r->fail_gap_ns / 1000.0, 1);
+	add_num(d, "recovery_us", r->recovery_us, 1);
+	add_num(d, "recovery_rtts",
+		r->recovery_us >= 0 && r->base_rtt_us > 0
+			? r->recovery_us / r->base_rtt_us
+			: -1.0,
+		1);
+	add_num(d, "virtual_time_us", (double)r->end_ns / 1000.0, 1);
+	mroce_json_add_u64(d, "events", r->events);
+	mroce_json_add_u64(d, "pool_pkts", r->pool_pkts);
+	snprintf(digest, sizeof(digest), "%016llx",
+		 (unsigned long long)r->digest);
+	mroce_json_add_str(d, "digest", digest);
+	add_num(d, "wall_time_s", wall, 3);
 }
 
 static void print_text(const struct args *a, const struct mroce_sim_result *r,
@@ -777,6 +876,7 @@ static void print_text(const struct args *a, const struct mroce_sim_result *r,
 
 int main(int argc, char **argv)
 {
+	struct json_object *doc = NULL;
 	struct args a;
 	struct mroce_sim *s;
 	struct mroce_sim_result r;
@@ -796,36 +896,45 @@ int main(int argc, char **argv)
 		a.cfg.trace = trace_paths;
 		a.cfg.trace_arg = &ts;
 	}
+	if (a.json) {
+		doc = mroce_json_doc(prog);
+		json_config(doc, &a);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = mroce_sim_create(&a.cfg, &s);
-	if (err) {
-		fprintf(stderr, "%s: cannot set up the simulation: %s\n", prog,
-			strerror(-err));
-		return 3;
-	}
+	if (err)
+		return sim_failed(doc, err, "cannot set up the simulation: %s",
+				  strerror(-err));
 	err = mroce_sim_run(s, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (err) {
 		mroce_sim_destroy(s);
-		fprintf(stderr, "%s: simulation failed: %s\n", prog,
-			strerror(-err));
-		return 3;
+		return sim_failed(doc, err, "simulation failed: %s",
+				  strerror(-err));
 	}
 	wall = (double)(t1.tv_sec - t0.tv_sec) +
 	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (a.json) {
-		print_json(&a, &r, wall);
+	if (doc) {
+		json_result(doc, &r, wall);
 		if (a.series)
-			print_series(s, true);
-		printf("}\n");
+			print_series(s, doc);
 	} else {
 		print_text(&a, &r, wall);
 		if (a.series)
-			print_series(s, false);
+			print_series(s, NULL);
 	}
 	mroce_sim_destroy(s);
-	if (r.verdict != MROCE_SIM_OK && !a.json)
-		fprintf(stderr, "%s: %s: %s\n", prog,
-			mroce_sim_verdict_str(r.verdict), r.why);
+	if (r.verdict != MROCE_SIM_OK) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s: %s",
+			 mroce_sim_verdict_str(r.verdict), r.why);
+		if (doc)
+			mroce_json_set_error(doc, 1, msg);
+		else
+			fprintf(stderr, "%s: %s\n", prog, msg);
+	}
+	if (doc)
+		mroce_json_emit(stdout, doc, 0);
 	return r.verdict == MROCE_SIM_OK ? 0 : 1;
 }
