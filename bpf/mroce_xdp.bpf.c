@@ -235,7 +235,7 @@ static __always_inline void fill_ack_l4(struct ack_l4 *m,
 	ce = __sync_lock_test_and_set(&rp->ce_pending, 0);
 	__sync_fetch_and_add(&rp->xdp_acks, 1);
 
-	m->hdr.version = MROCE_VERSION;
+	m->hdr.version = MROCE_WIRE_VERSION;
 	m->hdr.opcode = MROCE_OP_ACK;
 	m->hdr.hdr_words =
 		(sizeof(struct mroce_hdr) + sizeof(struct mroce_ackh)) / 4;
@@ -548,7 +548,7 @@ pull_mroce_checked(struct mroce_xdp_counters *st, struct cursor *c,
 		st->drop_trunc_hdr++;
 		return NULL;
 	}
-	if (h->version != MROCE_VERSION) {
+	if (h->version != MROCE_WIRE_VERSION) {
 		st->drop_bad_version++;
 		return NULL;
 	}

@@ -4,4 +4,5 @@
 TEST_SRCS += tests/harness.c $(sort $(wildcard tests/unit/test_*.c)) \
 	$(sort $(wildcard tests/bpf/test_*.c)) $(sort $(wildcard tests/net/test_*.c)) \
 	$(sort $(wildcard tests/sim/test_*.c)) \
-	$(sort $(wildcard tests/install/test_*.c))
+	$(sort $(wildcard tests/install/test_*.c)) \
+	$(sort $(wildcard tests/house/test_*.c))

@@ -12,7 +12,7 @@
 
 local MROCE_PORT = 4792
 local ROCEV2_PORT = 4791
-local MROCE_VERSION = 0
+local MROCE_WIRE_VERSION = 0
 local HDR_LEN = 12
 local ICRC_LEN = 4
 local SACK_BYTES = 32
@@ -353,7 +353,7 @@ function mroce.dissector(tvb, pinfo, tree)
 	end
 	local version, opcode = tvb(0, 1):uint(), tvb(1, 1):uint()
 	t:add(f.version, tvb(0, 1))
-	if version ~= MROCE_VERSION then
+	if version ~= MROCE_WIRE_VERSION then
 		t:add_proto_expert_info(e_version)
 		pinfo.cols.info = string.format("MetaRoCE version %d", version)
 		return len

@@ -62,6 +62,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mroce/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

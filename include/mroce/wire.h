@@ -28,7 +28,7 @@
 #define MROCE_SPORT_MIN		0xC000
 #define MROCE_SPORT_MAX		0xFFFF
 
-#define MROCE_VERSION		0	/* wire version carried in every header */
+#define MROCE_WIRE_VERSION	0	/* wire version carried in every header */
 #define MROCE_ICRC_LEN		4	/* CRC-32 trailer, both protocols */
 
 #define MROCE_MAX_PATHS		64	/* path slots per connection (direction) */
@@ -43,7 +43,7 @@
 /* ------------------------------------------------------------------ */
 
 struct mroce_hdr {
-	__u8 version;		/* MROCE_VERSION; anything else is rejected */
+	__u8 version;		/* MROCE_WIRE_VERSION; anything else is rejected */
 	__u8 opcode;		/* enum mroce_op */
 	__u8 flags;		/* MROCE_F_* */
 	__u8 hdr_words;		/* common + extension headers, in 4-byte words */

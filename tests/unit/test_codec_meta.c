@@ -209,7 +209,7 @@ START_TEST(mroce_meta_build__wire_layout)
 	uint32_t crc = mroce_crc32(0, pkt, n - 4);
 
 	ck_assert_int_eq(n, 48 + 5 + 4);
-	ck_assert_uint_eq(pkt[0], MROCE_VERSION);
+	ck_assert_uint_eq(pkt[0], MROCE_WIRE_VERSION);
 	ck_assert_uint_eq(pkt[1], MROCE_OP_WRITE);
 	ck_assert_uint_eq(pkt[2], MROCE_F_ACK_REQ | MROCE_F_LAST);
 	ck_assert_uint_eq(pkt[3], 48 / 4);	/* hdr_words */
@@ -366,7 +366,7 @@ START_TEST(mroce_meta_parse__every_unknown_opcode)
 			continue;
 		}
 		memset(h, 0xff, 12);
-		h[0] = MROCE_VERSION;
+		h[0] = MROCE_WIRE_VERSION;
 		h[1] = (uint8_t)op;
 		ck_assert_int_eq(mroce_meta_parse(h, 12, &p),
 				 -MROCE_E_BAD_OPCODE);

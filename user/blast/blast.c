@@ -442,15 +442,6 @@ static double pct(const struct result *r, double p)
 
 /* A number with a fixed count of decimals (json-c's default of 17
  * significant digits shows binary noise). */
-static void add_num(struct json_object *o, const char *key, double v,
-		    int decimals)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof(buf), "%.*f", decimals, isfinite(v) ? v : 0.0);
-	json_object_object_add(o, key, json_object_new_double_s(v, buf));
-}
-
 static void pp_report(const struct opts *o, const struct result *r,
 		      struct json_object *doc)
 {
@@ -466,11 +457,11 @@ static void pp_report(const struct opts *o, const struct result *r,
 				   r->packets + r->lost + r->errors);
 		mroce_json_add_u64(doc, "replies", r->packets);
 		mroce_json_add_u64(doc, "lost", r->lost);
-		add_num(doc, "half_rtt_min_us", pct(r, 0), 2);
-		add_num(doc, "half_rtt_p50_us", pct(r, 0.5), 2);
-		add_num(doc, "half_rtt_p99_us", pct(r, 0.99), 2);
-		add_num(doc, "half_rtt_p999_us", pct(r, 0.999), 2);
-		add_num(doc, "half_rtt_avg_us", avg, 2);
+		mroce_json_add_fixed(doc, "half_rtt_min_us", pct(r, 0), 2);
+		mroce_json_add_fixed(doc, "half_rtt_p50_us", pct(r, 0.5), 2);
+		mroce_json_add_fixed(doc, "half_rtt_p99_us", pct(r, 0.99), 2);
+		mroce_json_add_fixed(doc, "half_rtt_p999_us", pct(r, 0.999), 2);
+		mroce_json_add_fixed(doc, "half_rtt_avg_us", avg, 2);
 		return;
 	}
 	printf("%s: %llu replies, %llu lost, %d-byte payload; half round trip "
@@ -499,9 +490,9 @@ static void report(const struct opts *o, const struct result *r,
 		mroce_json_add_i64(doc, "flows", o->flows);
 		mroce_json_add_u64(doc, "pkts", r->packets);
 		mroce_json_add_u64(doc, "frame_bytes", r->bytes);
-		add_num(doc, "duration_s", r->seconds, 3);
-		add_num(doc, "rate_mpps", pps / 1e6, 6);
-		add_num(doc, "rate_gbps", gbps, 3);
+		mroce_json_add_fixed(doc, "duration_s", r->seconds, 3);
+		mroce_json_add_fixed(doc, "rate_mpps", pps / 1e6, 6);
+		mroce_json_add_fixed(doc, "rate_gbps", gbps, 3);
 		mroce_json_add_u64(doc, "busy_kicks", r->busy);
 		mroce_json_add_u64(doc, "errors", r->errors);
 		mroce_json_add_u64(doc, "xdp_matched_pkts", r->xdp_matched);

@@ -248,7 +248,7 @@ int mroce_meta_parse(const void *l4, size_t len, struct mroce_meta_pkt *p)
 		return -MROCE_E_INVAL;
 	if (len < sizeof(struct mroce_hdr))
 		return -MROCE_E_TRUNC_HDR;
-	if (b[0] != MROCE_VERSION)
+	if (b[0] != MROCE_WIRE_VERSION)
 		return -MROCE_E_BAD_VERSION;
 	d = mroce_meta_opdesc(b[1]);
 	/* before any length arithmetic (peers.md: rxe's out-of-bounds read) */
@@ -329,7 +329,7 @@ int mroce_meta_build(const struct mroce_meta_pkt *p, void *buf, size_t cap)
 	if (cap < total)
 		return -MROCE_E_NOSPACE;
 
-	b[0] = MROCE_VERSION;
+	b[0] = MROCE_WIRE_VERSION;
 	b[1] = p->opcode;
 	b[2] = p->flags;
 	b[3] = (uint8_t)(hlen / 4);

@@ -5,6 +5,7 @@
 #include "mroce/version.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 struct json_object *mroce_json_doc(const char *tool)
@@ -79,4 +80,21 @@ void mroce_json_add_bool(struct json_object *obj, const char *key, int v)
 {
 	if (obj)
 		json_object_object_add(obj, key, json_object_new_boolean(v));
+}
+
+struct json_object *mroce_json_new_fixed(double v, int decimals)
+{
+	char buf[64];
+
+	if (!isfinite(v))
+		v = 0.0;
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return json_object_new_double_s(v, buf);
+}
+
+void mroce_json_add_fixed(struct json_object *obj, const char *key, double v,
+			  int decimals)
+{
+	if (obj)
+		json_object_object_add(obj, key, mroce_json_new_fixed(v, decimals));
 }

@@ -44,4 +44,10 @@ void mroce_json_add_str(struct json_object *obj, const char *key,
 			const char *v);
 void mroce_json_add_bool(struct json_object *obj, const char *key, int v);
 
+/* A number printed with a fixed count of decimals (json-c's default prints
+ * 17 significant digits); a non-finite v prints as 0. */
+struct json_object *mroce_json_new_fixed(double v, int decimals);
+void mroce_json_add_fixed(struct json_object *obj, const char *key, double v,
+			  int decimals);
+
 #endif

@@ -232,20 +232,15 @@ static int bench_case(int fd, const struct bcase *bc, long repeat, bool json)
 	single = (double)sum / (double)repeat;
 	if (json) {
 		struct json_object *d = mroce_json_doc("mrocectl");
-		char buf[32];
 
 		mroce_json_add_str(d, "command", "bench");
 		mroce_json_add_str(d, "case", bc->name);
 		mroce_json_add_str(d, "verdict", verdict(v));
 		/* null: not measurable (the program modifies the frame) */
-		snprintf(buf, sizeof(buf), "%.1f", rep);
 		json_object_object_add(d, "repeat_ns",
-				       rep >= 0 ? json_object_new_double_s(rep,
-									   buf)
+				       rep >= 0 ? mroce_json_new_fixed(rep, 1)
 						: NULL);
-		snprintf(buf, sizeof(buf), "%.1f", single);
-		json_object_object_add(d, "single_ns",
-				       json_object_new_double_s(single, buf));
+		mroce_json_add_fixed(d, "single_ns", single, 1);
 		mroce_json_add_i64(d, "runs", repeat);
 		mroce_json_emit(stdout, d, 0);
 	} else if (rep >= 0)

@@ -429,12 +429,9 @@ static void json_counters(const char *ifname,
 			double r = (double)(mroce_xdp_counter_get(c, i) -
 					    mroce_xdp_counter_get(prev, i)) /
 				   secs;
-			char buf[32];
 
-			snprintf(buf, sizeof(buf), "%.1f", r);
-			json_object_object_add(
-				o, mroce_xdp_counter_name(i),
-				json_object_new_double_s(r, buf));
+			mroce_json_add_fixed(o, mroce_xdp_counter_name(i), r,
+					     1);
 		}
 		json_object_object_add(doc, "rates_per_s", o);
 	}

@@ -500,7 +500,7 @@ static void list_mr(FILE *o, const struct sample *s, const uint8_t *l4,
 
 	fprintf(o, " version=%u opcode=0x%02x flags=0x%02x hdr_words=%d"
 		   " conn_id=0x%08x path=%u path_gen=%u payload_len=%u",
-		MROCE_VERSION, p->opcode, p->flags, hl / 4, p->conn_id,
+		MROCE_WIRE_VERSION, p->opcode, p->flags, hl / 4, p->conn_id,
 		p->path, p->path_gen, s->payload_len);
 	if (ext & MROCE_EXT_SEQ)
 		fprintf(o, " psn=0x%08x tsval=0x%08x", p->psn, p->tsval);

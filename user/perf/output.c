@@ -46,15 +46,6 @@ static const char *tkey(uint8_t t)
 
 /* A number with the decimals the text columns (and perftest) print:
  * json-c's default of 17 digits shows binary noise. */
-static void add_num(struct json_object *o, const char *key, double v,
-		    int decimals)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof(buf), "%.*f", decimals, isfinite(v) ? v : 0.0);
-	json_object_object_add(o, key, json_object_new_double_s(v, buf));
-}
-
 #define DASHES                                                                 \
 	"--------------------------------------------------------------------" \
 	"-------------------\n"
@@ -187,9 +178,9 @@ void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r)
 
 		mroce_json_add_u64(p, "MsgSize", size);
 		mroce_json_add_u64(p, "n_iterations", r->iters);
-		add_num(p, "BW_peak", bw_unit(c, r->peak_bps), dec);
-		add_num(p, "BW_average", bw_unit(c, avg), dec);
-		add_num(p, "MsgRate", mpps, 6);
+		mroce_json_add_fixed(p, "BW_peak", bw_unit(c, r->peak_bps), dec);
+		mroce_json_add_fixed(p, "BW_average", bw_unit(c, avg), dec);
+		mroce_json_add_fixed(p, "MsgRate", mpps, 6);
 		perftest_file(c, p);
 	}
 	if (c->o.json) {
@@ -197,9 +188,9 @@ void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r)
 
 		mroce_json_add_u64(o, "size_bytes", size);
 		mroce_json_add_u64(o, "iterations", r->iters);
-		add_num(o, "bw_peak_gbps", r->peak_bps * 8 / 1e9, 6);
-		add_num(o, "bw_average_gbps", avg * 8 / 1e9, 6);
-		add_num(o, "msg_rate_mpps", mpps, 6);
+		mroce_json_add_fixed(o, "bw_peak_gbps", r->peak_bps * 8 / 1e9, 6);
+		mroce_json_add_fixed(o, "bw_average_gbps", avg * 8 / 1e9, 6);
+		mroce_json_add_fixed(o, "msg_rate_mpps", mpps, 6);
 		json_object_array_add(results, o);
 		return;
 	}
@@ -258,7 +249,7 @@ static struct json_object *lat_obj(int ours, uint64_t size, uint64_t n,
 	mroce_json_add_u64(o, ours ? "size_bytes" : "MsgSize", size);
 	mroce_json_add_u64(o, ours ? "iterations" : "n_iterations", n);
 	for (int i = 0; i < 7; i++)
-		add_num(o, lat_keys[ours][i], v[i], 2);
+		mroce_json_add_fixed(o, lat_keys[ours][i], v[i], 2);
 	return o;
 }
 

@@ -179,15 +179,6 @@ static const char *tname(uint8_t t)
 
 /* A number with a fixed count of decimals (json-c's default of 17
  * significant digits shows binary noise). */
-static void add_num(struct json_object *o, const char *key, double v,
-		    int decimals)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof(buf), "%.*f", decimals, isfinite(v) ? v : 0.0);
-	json_object_object_add(o, key, json_object_new_double_s(v, buf));
-}
-
 enum {
 	O_TRANSPORT = 256, O_PATHS, O_RATE, O_RATES, O_DELAY, O_QUEUE, O_ECN,
 	O_LOSS, O_DUP, O_CORRUPT, O_BLACKHOLE, O_HOST_GBPS, O_HOST_DELAY,
@@ -577,10 +568,10 @@ static int run_bench(const struct args *a)
 		mroce_json_add_u64(d, "total_bytes", bytes);
 		mroce_json_add_u64(d, "data_pkts", b.data_pkts);
 		mroce_json_add_u64(d, "ack_pkts", b.acks);
-		add_num(d, "rx_data_ns", b.rx_data_ns, 1);
-		add_num(d, "rx_ack_ns", b.rx_ack_ns, 1);
-		add_num(d, "tx_data_ns", b.tx_data_ns, 1);
-		add_num(d, "wall_time_s", b.wall_s, 3);
+		mroce_json_add_fixed(d, "rx_data_ns", b.rx_data_ns, 1);
+		mroce_json_add_fixed(d, "rx_ack_ns", b.rx_ack_ns, 1);
+		mroce_json_add_fixed(d, "tx_data_ns", b.tx_data_ns, 1);
+		mroce_json_add_fixed(d, "wall_time_s", b.wall_s, 3);
 		mroce_json_emit(stdout, d, 0);
 	} else {
 		printf("engine bench (%s, %u-byte WRITEs, %llu bytes)\n",
@@ -612,14 +603,14 @@ static int run_bench_crc(bool json)
 		mroce_json_add_str(d, "mode", "bench_crc");
 		mroce_json_add_u64(d, "buffer_bytes", b.len);
 		mroce_json_add_str(d, "selected_impl", b.selected);
-		add_num(d, "memcpy_ns", b.memcpy_ns, 1);
+		mroce_json_add_fixed(d, "memcpy_ns", b.memcpy_ns, 1);
 		for (int i = 0; i < b.n; i++) {
 			struct json_object *r = json_object_new_object();
 
 			mroce_json_add_str(r, "impl", b.row[i].impl);
-			add_num(r, "crc_ns", b.row[i].crc_ns, 1);
-			add_num(r, "crc_copy_ns", b.row[i].copy_ns, 1);
-			add_num(r, "memcpy_crc_ns", b.row[i].memcpy_crc_ns, 1);
+			mroce_json_add_fixed(r, "crc_ns", b.row[i].crc_ns, 1);
+			mroce_json_add_fixed(r, "crc_copy_ns", b.row[i].copy_ns, 1);
+			mroce_json_add_fixed(r, "memcpy_crc_ns", b.row[i].memcpy_crc_ns, 1);
 			json_object_array_add(rows, r);
 		}
 		json_object_object_add(d, "impls", rows);
@@ -696,14 +687,11 @@ static void print_series(struct mroce_sim *s, struct json_object *doc)
 	if (doc) {
 		struct json_object *arr = json_object_new_array();
 
-		add_num(doc, "series_bin_us", bin_ns / 1000.0, 3);
+		mroce_json_add_fixed(doc, "series_bin_us", bin_ns / 1000.0, 3);
 		for (uint32_t i = 0; i < n; i++) {
 			double g = (double)bins[i] * 8 / (double)bin_ns;
-			char buf[32];
 
-			snprintf(buf, sizeof(buf), "%.2f", g);
-			json_object_array_add(arr,
-					      json_object_new_double_s(g, buf));
+			json_object_array_add(arr, mroce_json_new_fixed(g, 2));
 		}
 		json_object_object_add(doc, "series_gbps", arr);
 		return;
@@ -777,11 +765,11 @@ static void json_result(struct json_object *d,
 	mroce_json_add_str(d, "why", r->why);
 	mroce_json_add_bool(d, "integrity_ok",
 			    r->verdict != MROCE_SIM_INTEGRITY);
-	add_num(d, "goodput_gbps", r->goodput_gbps, 3);
-	add_num(d, "capacity_gbps", r->capacity_gbps, 3);
-	add_num(d, "fct_p50_us", r->fct_p50_us, 2);
-	add_num(d, "fct_p99_us", r->fct_p99_us, 2);
-	add_num(d, "fct_max_us", r->fct_max_us, 2);
+	mroce_json_add_fixed(d, "goodput_gbps", r->goodput_gbps, 3);
+	mroce_json_add_fixed(d, "capacity_gbps", r->capacity_gbps, 3);
+	mroce_json_add_fixed(d, "fct_p50_us", r->fct_p50_us, 2);
+	mroce_json_add_fixed(d, "fct_p99_us", r->fct_p99_us, 2);
+	mroce_json_add_fixed(d, "fct_max_us", r->fct_max_us, 2);
 	for (size_t i = 0; i < sizeof(json_counters) / sizeof(json_counters[0]);
 	     i++) {
 		const char *p = (const char *)r + json_counters[i].off;
@@ -797,26 +785,26 @@ static void json_result(struct json_object *d,
 						     r->path_share[i], buf));
 	}
 	json_object_object_add(d, "path_share_ratio", share);
-	add_num(d, "jain_fairness_ratio", r->jain, 4);
-	add_num(d, "jain_first_finish_ratio", r->jain_first, 4);
+	mroce_json_add_fixed(d, "jain_fairness_ratio", r->jain, 4);
+	mroce_json_add_fixed(d, "jain_first_finish_ratio", r->jain_first, 4);
 	mroce_json_add_u64(d, "mem_per_conn_bytes", r->mem_per_conn);
-	add_num(d, "base_rtt_us", r->base_rtt_us, 2);
-	add_num(d, "pre_fail_gbps", r->pre_fail_gbps, 3);
-	add_num(d, "post_fail_gbps", r->post_fail_gbps, 3);
-	add_num(d, "fail_stall_us", r->fail_gap_ns / 1000.0, 1);
-	add_num(d, "recovery_us", r->recovery_us, 1);
-	add_num(d, "recovery_rtts",
+	mroce_json_add_fixed(d, "base_rtt_us", r->base_rtt_us, 2);
+	mroce_json_add_fixed(d, "pre_fail_gbps", r->pre_fail_gbps, 3);
+	mroce_json_add_fixed(d, "post_fail_gbps", r->post_fail_gbps, 3);
+	mroce_json_add_fixed(d, "fail_stall_us", r->fail_gap_ns / 1000.0, 1);
+	mroce_json_add_fixed(d, "recovery_us", r->recovery_us, 1);
+	mroce_json_add_fixed(d, "recovery_rtts",
 		r->recovery_us >= 0 && r->base_rtt_us > 0
 			? r->recovery_us / r->base_rtt_us
 			: -1.0,
 		1);
-	add_num(d, "virtual_time_us", (double)r->end_ns / 1000.0, 1);
+	mroce_json_add_fixed(d, "virtual_time_us", (double)r->end_ns / 1000.0, 1);
 	mroce_json_add_u64(d, "events", r->events);
 	mroce_json_add_u64(d, "pool_pkts", r->pool_pkts);
 	snprintf(digest, sizeof(digest), "%016llx",
 		 (unsigned long long)r->digest);
 	mroce_json_add_str(d, "digest", digest);
-	add_num(d, "wall_time_s", wall, 3);
+	mroce_json_add_fixed(d, "wall_time_s", wall, 3);
 }
 
 static void print_text(const struct args *a, const struct mroce_sim_result *r,
