@@ -131,13 +131,20 @@ static int parse_args(int argc, char **argv, struct example *ex)
 		case 'l':
 			ex->da.local_addr = optarg;
 			break;
-		case 'p':
-			ex->port = (uint16_t)atoi(optarg);
-			if (!ex->port) {
-				fprintf(stderr, "mroce_example: bad port\n");
+		case 'p': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || v == 0 || v > 65535) {
+				fprintf(stderr,
+					"mroce_example: --port: '%s' is not "
+					"a port (1-65535)\n",
+					optarg);
 				return 2;
 			}
+			ex->port = (uint16_t)v;
 			break;
+		}
 		case 't':
 			if (parse_transport(optarg, &ex->da.transport) < 0) {
 				fprintf(stderr,
