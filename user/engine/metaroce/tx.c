@@ -425,21 +425,22 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 		q->sq_next = qp->sq_head;
 	while (q->sq_next != qp->sq_tail) {
 		struct mroce_wqe *w = mroce_sq_at(qp, q->sq_next);
-
 		struct mr_wqe *mw = mrw(qp, w);
+		/* messages posted before it and still on the SQ */
+		uint32_t ahead = mw->msn -
+				 mrw(qp, mroce_sq_at(qp, qp->sq_head))->msn;
 
 		if (w->state == MROCE_WQE_QUEUED) {
 			w->nsegs = mroce_msg_nsegs(w->wr.sge.length, mtu);
 			mw->next_seg = 0;
 		}
 		if (w->state == MROCE_WQE_DONE ||
-		    (w->state != MROCE_WQE_QUEUED && mw->next_seg >= w->nsegs)) {
+		    (w->state != MROCE_WQE_QUEUED &&
+		     mw->next_seg >= w->nsegs)) {
 			q->sq_next++;
 			continue;
 		}
-		if (mw->msn - mrw(qp, mroce_sq_at(qp, qp->sq_head))->msn >=
-			    MR_MSG_WIN ||
-		    mw->hold_until > now)
+		if (ahead >= MR_MSG_WIN || mw->hold_until > now)
 			return false;
 		if (w->wr.opcode == MROCE_WR_RDMA_READ &&
 		    w->state == MROCE_WQE_QUEUED) {
