@@ -10,6 +10,7 @@
 #ifndef MROCE_TESTS_ENGINE_PUMP_H
 #define MROCE_TESTS_ENGINE_PUMP_H
 
+#include <check.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,17 @@ static inline void pump_fini(struct pump *p)
 		free(k);
 	}
 	p->tail = NULL;
-	for (int i = 0; i < p->n; i++)
+	for (int i = 0; i < p->n; i++) {
+		struct mroce_engine_stats st;
+
+		/* Every state change was legal: an illegal one is refused
+		 * and counted, so it would otherwise go unnoticed. */
+		if (p->e[i]) {
+			mroce_engine_get_stats(p->e[i], &st);
+			ck_assert_uint_eq(st.state_errors, 0);
+		}
 		mroce_engine_destroy(p->e[i]);
+	}
 }
 
 /* Transmit from every engine, deliver everything due. true if anything

@@ -219,8 +219,7 @@ static void dump_engine(struct mroce_engine *e, const char *name)
 		}
 		for (struct mroce_list *n = c->qps.next; n != &c->qps;
 		     n = n->next) {
-			struct mroce_qp *qp =
-				mroce_container_of(n, struct mroce_qp, conn_link);
+			struct mroce_qp *qp = mr_qp_of(n);
 			struct mr_qp *q = qp->tp;
 
 			fprintf(stderr,
@@ -232,13 +231,14 @@ static void dump_engine(struct mroce_engine *e, const char *name)
 				qp->rd_tail, mroce_list_linked(&qp->sched));
 			for (uint32_t k = qp->sq_head; k != qp->sq_tail; k++) {
 				struct mroce_wqe *w = mroce_sq_at(qp, k);
+				struct mr_wqe *mw = mrw(qp, w);
 
 				fprintf(stderr,
 					"  wqe msn=%u op=%d st=%d segs=%u/%u/%u "
 					"hold=%llu\n",
-					w->msn, w->wr.opcode, w->state,
-					w->next_seg, w->segs_done, w->nsegs,
-					(unsigned long long)w->hold_until);
+					mw->msn, w->wr.opcode, w->state,
+					mw->next_seg, w->segs_done, w->nsegs,
+					(unsigned long long)mw->hold_until);
 			}
 			for (int k = 0; k < MROCE_MAX_RD_ATOMIC; k++)
 				if (q->rdrx[k].used)

@@ -2,8 +2,9 @@
 /*
  * Tests of the MetaRoCE engine: connections (conn.c, timer.c): the timer heap
  * going quiet, the memory of a connection, a restarted peer (NAK NO_CONN, a new
- * connection, replayed CONFIRMs). Two (or more) engines through the in-test
- * pump (metaroce_pair.h).
+ * connection, replayed CONFIRMs), the connection-state and path-lifecycle
+ * transitions (an illegal one refused and counted). Two (or more) engines
+ * through the in-test pump (metaroce_pair.h).
  */
 #include "metaroce_pair.h"
 
@@ -407,6 +408,93 @@ START_TEST(state_names__every_conn_state_and_path_life_named)
 }
 END_TEST
 
+/* The first connection of engine i of an established pair. */
+static struct mr_conn *first_conn(struct pair *s, int i)
+{
+	return mroce_container_of(T(s->p.e[i])->conns.next, struct mr_conn,
+				  link);
+}
+
+/* Exactly the transitions documented in metaroce_int.h are taken; any
+ * other (and a state out of range) is refused, leaves the state as it
+ * was and is counted in state_errors: never an abort of the
+ * application. */
+START_TEST(set_state__illegal_refused_and_counted)
+{
+	static const bool legal[MR_CONN_NSTATES][MR_CONN_NSTATES] = {
+		[MR_CONN_IDLE][MR_CONN_REQ_SENT] = true,
+		[MR_CONN_IDLE][MR_CONN_ESTABLISHED] = true,
+		[MR_CONN_REQ_SENT][MR_CONN_CONFIRM_SENT] = true,
+		[MR_CONN_REQ_SENT][MR_CONN_ESTABLISHED] = true,
+		[MR_CONN_REQ_SENT][MR_CONN_IDLE] = true,
+		[MR_CONN_CONFIRM_SENT][MR_CONN_ESTABLISHED] = true,
+		[MR_CONN_CONFIRM_SENT][MR_CONN_IDLE] = true,
+	};
+	struct mroce_engine *e;
+	struct mr_conn *c;
+	uint64_t errs = 0;
+	struct pair s;
+
+	pair_setup(&s, 4096);
+	establish(&s);
+	e = s.p.e[0];
+	c = first_conn(&s, 0);
+	for (int from = 0; from < MR_CONN_NSTATES; from++) {
+		for (int to = 0; to <= MR_CONN_NSTATES; to++) {
+			bool ok = to < MR_CONN_NSTATES && legal[from][to];
+
+			c->state = (uint8_t)from;
+			ck_assert_int_eq(mr_conn_set_state(e, c, to),
+					 ok ? 0 : -EINVAL);
+			ck_assert_uint_eq(c->state, ok ? to : from);
+			errs += !ok;
+			ck_assert_uint_eq(stats(&s, 0).state_errors, errs);
+		}
+	}
+	c->state = MR_CONN_ESTABLISHED;
+	e->stats.state_errors = 0;	/* provoked here: pair_fini checks */
+	pair_fini(&s);
+}
+END_TEST
+
+/* The same for a path's lifecycle. */
+START_TEST(set_life__illegal_refused_and_counted)
+{
+	static const bool legal[MR_PATH_NLIVES][MR_PATH_NLIVES] = {
+		[MR_PATH_ACTIVE][MR_PATH_ACTIVE] = true,
+		[MR_PATH_ACTIVE][MR_PATH_MOVING] = true,
+		[MR_PATH_ACTIVE][MR_PATH_PROBATION] = true,
+		[MR_PATH_MOVING][MR_PATH_ACTIVE] = true,
+		[MR_PATH_PROBATION][MR_PATH_ACTIVE] = true,
+		[MR_PATH_PROBATION][MR_PATH_PROBATION] = true,
+	};
+	struct mroce_engine *e;
+	struct mr_path *p;
+	uint64_t errs = 0;
+	struct pair s;
+
+	pair_setup(&s, 4096);
+	establish(&s);
+	e = s.p.e[0];
+	p = &first_conn(&s, 0)->path[0];
+	for (int from = 0; from < MR_PATH_NLIVES; from++) {
+		for (int to = 0; to <= MR_PATH_NLIVES; to++) {
+			bool ok = to < MR_PATH_NLIVES && legal[from][to];
+
+			p->life = (uint8_t)from;
+			ck_assert_int_eq(mr_path_set_life(e, p, to),
+					 ok ? 0 : -EINVAL);
+			ck_assert_uint_eq(p->life, ok ? to : from);
+			errs += !ok;
+			ck_assert_uint_eq(stats(&s, 0).state_errors, errs);
+		}
+	}
+	p->life = MR_PATH_ACTIVE;
+	e->stats.state_errors = 0;	/* provoked here: pair_fini checks */
+	pair_fini(&s);
+}
+END_TEST
+
 MROCE_SUITE(metaroce_conn_suite)
 Suite *metaroce_conn_suite(void)
 {
@@ -421,6 +509,8 @@ Suite *metaroce_conn_suite(void)
 	tcase_add_test(tc, no_conn__restarted_peer_fails_survivor_at_once);
 	tcase_add_test(tc, no_conn__forged_nak_ignored);
 	tcase_add_test(tc, state_names__every_conn_state_and_path_life_named);
+	tcase_add_test(tc, set_state__illegal_refused_and_counted);
+	tcase_add_test(tc, set_life__illegal_refused_and_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }

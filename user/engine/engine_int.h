@@ -59,7 +59,10 @@
  *    rand()/time(): runs must be reproducible.
  *  - Timers: next_timer() returns the earliest ns at which tick() or tx()
  *    has work (<= now if tx() would send something right now).
- *  - Keep per-QP transport state behind qp->tp (allocated in qp_create).
+ *  - Keep per-QP transport state behind qp->tp (allocated in qp_create),
+ *    per-WQE state in an array of sq_cap entries there, indexed like the
+ *    SQ ring, and per-peer state in e->tp: the generic structs hold only
+ *    what every transport or the verbs layer uses.
  *  - QPs with pending transmit work can be put on the engine's round-robin
  *    list with mroce_qp_sched(e, qp); tx() walks e->sched (see helpers).
  * ---------------------------------------------------------------------
@@ -194,21 +197,17 @@ enum mroce_wqe_state {
 	MROCE_WQE_DONE,		/* finished; status valid; awaits drain */
 };
 
-/* One send work request plus per-WQE progress. The progress fields are
- * free for the transport to use as documented per field. */
+/* One send work request plus the per-WQE progress both transports keep.
+ * What only one transport needs per WQE lives in its per-QP state, in an
+ * array parallel to the SQ ring (same index: w - qp->sq). */
 struct mroce_wqe {
 	struct mroce_send_wr wr;
 	uint8_t state;		/* enum mroce_wqe_state */
 	uint8_t status;		/* enum mroce_wc_status once DONE */
 	uint8_t rnr_left;	/* RNR retries left (cfg.rnr_retry at post) */
 	uint8_t retry_left;	/* transport retries left (cfg.retry_cnt) */
-	uint32_t msn;		/* message sequence number in the stream */
-	uint32_t ssn;		/* SEND*, WRITE_IMM: index among the stream's
-				 * receive-consuming messages */
 	uint32_t nsegs;		/* packets of the message (>= 1) */
-	uint32_t next_seg;	/* next segment to transmit the first time */
 	uint32_t segs_done;	/* segments acknowledged / received (READ) */
-	uint64_t hold_until;	/* don't transmit before (RNR back-off) */
 };
 
 /* One posted receive. */
@@ -223,8 +222,6 @@ struct mroce_rdjob {
 	uint64_t va;		/* source at the responder */
 	uint32_t rkey;
 	uint32_t len;
-	uint64_t sink_va;	/* MetaRoCE: where it lands at the requester */
-	uint32_t sink_key;
 	uint32_t nsegs, next_seg, segs_done;
 };
 
@@ -241,8 +238,6 @@ struct mroce_qp {
 	 * [sq_head, sq_tail) are posted and not yet completed. */
 	struct mroce_wqe *sq;
 	uint32_t sq_cap, sq_head, sq_tail;
-	uint32_t next_msn;	/* msn of the next posted WQE */
-	uint32_t next_ssn;	/* ssn of the next receive-consuming WQE */
 
 	/* Receive queue: [rq_head, rq_tail) posted, not consumed. */
 	struct mroce_rwqe *rq;
@@ -253,7 +248,6 @@ struct mroce_qp {
 	uint32_t rd_head, rd_tail;
 
 	struct mroce_list sched;	/* on e->sched when it has tx work */
-	struct mroce_list conn_link;	/* transport use (e.g. conn's QPs) */
 	void *tp;			/* transport-private per-QP state */
 	bool ev_up;			/* QP_UP announced, no DOWN yet (only
 					 * with ops->qp_events) */
@@ -264,7 +258,6 @@ struct mroce_qp {
 /* ------------------------------------------------------------------ */
 struct mroce_peer {
 	struct mroce_peer_addr addr;
-	void *conn;		/* transport: MetaRoCE connection, or NULL */
 };
 
 /* ------------------------------------------------------------------ */
@@ -393,10 +386,6 @@ static inline uint32_t mroce_sq_count(const struct mroce_qp *qp)
 {
 	return qp->sq_tail - qp->sq_head;
 }
-
-/* WQE with message number msn if it is still on the SQ, else NULL. MSNs
- * are assigned in post order, so this is O(1). */
-struct mroce_wqe *mroce_sq_by_msn(const struct mroce_qp *qp, uint32_t msn);
 
 /* Pop DONE WQEs from the head in order, writing completions for signaled
  * successes and for every error. Returns the number popped. */

@@ -179,7 +179,6 @@ static void qp_reset(struct mroce_qp *qp)
 {
 	qp->sq_head = qp->sq_tail = 0;
 	qp->rq_head = qp->rq_tail = 0;
-	qp->next_msn = qp->next_ssn = 0;
 	qp->rd_head = qp->rd_tail = 0;
 	memset(qp->rd, 0, sizeof(qp->rd));
 	qp->peer = -1;

@@ -30,21 +30,6 @@ static void wqe_wc(const struct mroce_qp *qp, const struct mroce_wqe *w,
 	wc->qpn = qp->qpn;
 }
 
-struct mroce_wqe *mroce_sq_by_msn(const struct mroce_qp *qp, uint32_t msn)
-{
-	uint32_t n = mroce_sq_count(qp);
-	struct mroce_wqe *head;
-	uint32_t d;
-
-	if (!n)
-		return NULL;
-	head = mroce_sq_at(qp, qp->sq_head);
-	d = msn - head->msn;
-	if (d >= n)
-		return NULL;
-	return mroce_sq_at(qp, qp->sq_head + d);
-}
-
 int mroce_sq_drain(struct mroce_engine *e, struct mroce_qp *qp)
 {
 	int popped = 0;
@@ -144,13 +129,6 @@ int mroce_rq_complete(struct mroce_engine *e, struct mroce_qp *qp,
 	return mroce_cq_push(e, qp->recv_cq, wc);
 }
 
-/* Messages that consume a receive at the responder (ssn counts them). */
-static bool wr_consumes_recv(enum mroce_wr_opcode op)
-{
-	return op == MROCE_WR_SEND || op == MROCE_WR_SEND_WITH_IMM ||
-	       op == MROCE_WR_RDMA_WRITE_WITH_IMM;
-}
-
 int mroce_post_send(struct mroce_engine *e, uint32_t qpn,
 		    const struct mroce_send_wr *wr, uint64_t now)
 {
@@ -186,8 +164,6 @@ int mroce_post_send(struct mroce_engine *e, uint32_t qpn,
 	w->state = MROCE_WQE_QUEUED;
 	w->rnr_left = e->cfg.rnr_retry;
 	w->retry_left = e->cfg.retry_cnt;
-	w->msn = qp->next_msn;
-	w->ssn = qp->next_ssn;
 	qp->sq_tail++;
 	if (e->ops->post_send) {
 		err = e->ops->post_send(e, qp, w, now);
@@ -196,9 +172,6 @@ int mroce_post_send(struct mroce_engine *e, uint32_t qpn,
 			return err;
 		}
 	}
-	qp->next_msn++;
-	if (wr_consumes_recv(wr->opcode))
-		qp->next_ssn++;
 	return 0;
 }
 

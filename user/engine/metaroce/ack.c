@@ -34,7 +34,7 @@ static void ack_entry(struct mroce_engine *e, struct mr_conn *c,
 			if (j && ++j->segs_done == j->nsegs)
 				mr_rd_retire(e, qp, j);
 		} else {
-			struct mroce_wqe *w = mroce_sq_by_msn(qp, t->msn);
+			struct mroce_wqe *w = mr_sq_by_msn(qp, t->msn);
 
 			if (w && w->state != MROCE_WQE_DONE &&
 			    ++w->segs_done == w->nsegs &&
@@ -277,7 +277,7 @@ static bool ack_probe_answer(struct mroce_engine *e, struct mr_conn *c,
 	p->hops = 0;
 	p->probed = 0;
 	if (p->life == MR_PATH_PROBATION)
-		mr_path_set_life(p, MR_PATH_ACTIVE);
+		mr_path_set_life(e, p, MR_PATH_ACTIVE);
 	p->ack_tx = 0;
 	mr_path_arm(e, c, p, now);
 	return false;
@@ -379,7 +379,7 @@ static void nak_rnr(struct mroce_engine *e, struct mr_conn *c,
 		p->hold_until = now + hold;
 	if (c->hold_until < now + hold)
 		c->hold_until = now + hold;
-	if (w->hold_until <= now) {
+	if (mrw(qp, w)->hold_until <= now) {
 		/* A new RNR episode of this message. */
 		if (e->cfg.rnr_retry != 7) {
 			if (!w->rnr_left) {
@@ -389,7 +389,7 @@ static void nak_rnr(struct mroce_engine *e, struct mr_conn *c,
 			}
 			w->rnr_left--;
 		}
-		w->hold_until = now + hold;
+		mrw(qp, w)->hold_until = now + hold;
 	}
 }
 
@@ -432,11 +432,11 @@ void mr_rx_nak(struct mroce_engine *e, struct mr_conn *c,
 	if (t) {
 		qp = mroce_qp_find(e, txe_qpn(t));
 		if (qp && !(txe_fl(t) & TXE_RD))
-			w = mroce_sq_by_msn(qp, t->msn);
+			w = mr_sq_by_msn(qp, t->msn);
 	} else if (pk->nak.stream) {
 		qp = mroce_qp_find(e, pk->nak.stream);
 		if (qp)
-			w = mroce_sq_by_msn(qp, pk->nak.msn);
+			w = mr_sq_by_msn(qp, pk->nak.msn);
 	}
 	if (qp && (!QP(qp) || QP(qp)->conn != c))
 		qp = NULL, w = NULL;

@@ -5,7 +5,6 @@
  * connection, what they still owe), the peer-restart path, and the transport
  * hooks the generic engine calls (struct mroce_transport_ops).
  */
-#include <assert.h>
 #include <stdlib.h>
 
 #include "metaroce_int.h"
@@ -24,11 +23,19 @@ static const uint8_t legal_next[MR_CONN_NSTATES] = {
 	[MR_CONN_CONFIRM_SENT] = 1u << MR_CONN_ESTABLISHED | 1u << MR_CONN_IDLE,
 };
 
-/* The one place a connection changes state. */
-void mr_conn_set_state(struct mr_conn *c, enum mr_conn_state s)
+/* The one place a connection changes state. An illegal transition is a
+ * bug of ours: it is counted (state_errors) and refused, never a crash
+ * of the application. 0, or -EINVAL when refused. */
+int mr_conn_set_state(struct mroce_engine *e, struct mr_conn *c,
+		      enum mr_conn_state s)
 {
-	assert(legal_next[c->state] & (1u << s));
+	if ((unsigned)s >= MR_CONN_NSTATES ||
+	    !(legal_next[c->state] & (1u << s))) {
+		MROCE_STAT_INC(e, state_errors);
+		return -EINVAL;
+	}
 	c->state = (uint8_t)s;
+	return 0;
 }
 
 struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
@@ -72,7 +79,6 @@ struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 	c->heap.due = UINT64_MAX;
 	mr_conn_kick(c);
 	t->by_peer[peer] = c;
-	e->peers[peer].conn = c;
 	t->nconns++;
 	mroce_ev_conn_up(e, peer, c->local_id, (uint32_t)peer);
 	return c;
@@ -139,6 +145,21 @@ struct mroce_rdjob *mr_rd_find(struct mroce_qp *qp, uint32_t msn)
 	return NULL;
 }
 
+/* WQE with message number msn if it is still on the SQ, else NULL. MSNs
+ * are assigned in post order, so this is O(1). */
+struct mroce_wqe *mr_sq_by_msn(const struct mroce_qp *qp, uint32_t msn)
+{
+	uint32_t n = mroce_sq_count(qp);
+	uint32_t d;
+
+	if (!n)
+		return NULL;
+	d = msn - mrw(qp, mroce_sq_at(qp, qp->sq_head))->msn;
+	if (d >= n)
+		return NULL;
+	return mroce_sq_at(qp, qp->sq_head + d);
+}
+
 /* New packets a connection may have in flight. Until the receiver's
  * first fair-share hint arrives (one RTT) only MR_FIRST_FLIGHT: a new
  * sender does not know whether it joins an idle receiver or one with
@@ -180,10 +201,7 @@ bool mr_conn_idle(const struct mr_conn *c)
 	}
 	for (const struct mroce_list *n = c->qps.next; n != &c->qps;
 	     n = n->next) {
-		const struct mroce_qp *qp =
-			mroce_container_of(n, struct mroce_qp, conn_link);
-
-		if (qp->tp && ((const struct mr_qp *)qp->tp)->reads_out)
+		if (QP(mr_qp_of(n))->reads_out)
 			return false;	/* READ watchdog */
 	}
 	return true;
@@ -248,16 +266,15 @@ struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
 
 	mroce_list_init(&keep);
 	for (n = c->qps.next; n != &c->qps; n = nx) {
-		struct mroce_qp *qp =
-			mroce_container_of(n, struct mroce_qp, conn_link);
+		struct mroce_qp *qp = mr_qp_of(n);
 		uint32_t i;
 
 		nx = n->next;
 		mroce_list_del(&qp->sched);
 		if (qp->state != MROCE_QPS_ERR &&
 		    QP(qp)->joined > c->last_rx && !qp_busy(qp)) {
-			mroce_list_del(&qp->conn_link);
-			mroce_list_add_tail(&keep, &qp->conn_link);
+			mroce_list_del(&QP(qp)->link);
+			mroce_list_add_tail(&keep, &QP(qp)->link);
 			continue;
 		}
 		for (i = qp->sq_head; i != qp->sq_tail; i++)
@@ -268,7 +285,7 @@ struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
 				      MROCE_WC_RETRY_EXC_ERR);
 		else
 			mroce_qp_to_err(e, qp, now);
-		mroce_list_del(&qp->conn_link);
+		mroce_list_del(&QP(qp)->link);
 		mroce_list_del(&qp->sched);
 		QP(qp)->conn = NULL;
 	}
@@ -279,19 +296,17 @@ struct mr_conn *mr_conn_restart(struct mroce_engine *e, struct mr_conn *c,
 		if (t->dirty[i] == c)
 			t->dirty[i--] = t->dirty[--t->ndirty];
 	t->by_peer[peer] = NULL;
-	e->peers[peer].conn = NULL;
 	t->nconns--;
 	conn_free(e, c);
 	nc = mr_conn_new(e, peer);
 	for (n = keep.next; n != &keep; n = nx) {
-		struct mroce_qp *qp =
-			mroce_container_of(n, struct mroce_qp, conn_link);
+		struct mroce_qp *qp = mr_qp_of(n);
 
 		nx = n->next;
-		mroce_list_del(&qp->conn_link);
+		mroce_list_del(&QP(qp)->link);
 		QP(qp)->conn = nc;
 		if (nc) {
-			mroce_list_add_tail(&nc->qps, &qp->conn_link);
+			mroce_list_add_tail(&nc->qps, &QP(qp)->link);
 		} else {
 			mroce_qp_to_err(e, qp, now);
 			mroce_list_del(&qp->sched);
@@ -350,8 +365,18 @@ static void mr_fini(struct mroce_engine *e)
 
 static int mr_qp_create(struct mroce_engine *e, struct mroce_qp *qp)
 {
-	qp->tp = calloc(1, sizeof(struct mr_qp));
-	return qp->tp ? 0 : -ENOMEM;
+	struct mr_qp *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	q->wqe = calloc(qp->sq_cap, sizeof(*q->wqe));
+	if (!q->wqe) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->qp = qp;
+	qp->tp = q;
+	return 0;
 }
 
 static void qp_rx_clear(struct mroce_qp *qp)
@@ -374,10 +399,11 @@ static void mr_qp_destroy(struct mroce_engine *e, struct mroce_qp *qp)
 	if (!qp->tp)
 		return;
 	qp_rx_clear(qp);
-	mroce_list_del(&qp->conn_link);
+	mroce_list_del(&QP(qp)->link);
 	mroce_list_del(&qp->sched);
 	if (QP(qp)->conn)
 		mr_conn_kick(QP(qp)->conn);
+	free(QP(qp)->wqe);
 	free(qp->tp);
 	qp->tp = NULL;
 }
@@ -401,7 +427,7 @@ static int mr_qp_modify_one(struct mroce_engine *e, struct mroce_qp *qp,
 			return -ENOMEM;
 		q->conn = c;
 		q->joined = now;
-		mroce_list_add_tail(&c->qps, &qp->conn_link);
+		mroce_list_add_tail(&c->qps, &q->link);
 		if (c->state == MR_CONN_IDLE)
 			mr_hs_start(e, c, now);
 		return 0;
@@ -419,9 +445,11 @@ static int mr_qp_modify_one(struct mroce_engine *e, struct mroce_qp *qp,
 		return 0;
 	case MROCE_QPS_RESET:
 		qp_rx_clear(qp);
-		mroce_list_del(&qp->conn_link);
+		mroce_list_del(&q->link);
 		mroce_list_del(&qp->sched);
-		memset(q, 0, sizeof(*q));
+		/* Forget everything but what the QP's life keeps: the WQE
+		 * states are set afresh at each post. */
+		*q = (struct mr_qp){ .qp = qp, .wqe = q->wqe };
 		return 0;
 	default:
 		return 0;
@@ -440,16 +468,31 @@ static int mr_qp_modify(struct mroce_engine *e, struct mroce_qp *qp,
 	return r;
 }
 
+/* Messages that consume a receive at the responder (ssn counts them). */
+static bool wr_consumes_recv(enum mroce_wr_opcode op)
+{
+	return op == MROCE_WR_SEND || op == MROCE_WR_SEND_WITH_IMM ||
+	       op == MROCE_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static int mr_post_send(struct mroce_engine *e, struct mroce_qp *qp,
 			struct mroce_wqe *w, uint64_t now)
 {
-	struct mr_conn *c = QP(qp)->conn;
+	struct mr_qp *q = QP(qp);
+	struct mr_conn *c = q->conn;
 
+	*mrw(qp, w) = (struct mr_wqe){
+		.msn = q->next_msn,
+		.ssn = q->next_ssn,
+	};
 	if (c && c->state == MR_CONN_IDLE)
 		mr_hs_start(e, c, now);
 	mr_qp_kick(qp);
 	if (c)
 		mr_conn_kick(c);
+	q->next_msn++;
+	if (wr_consumes_recv(w->wr.opcode))
+		q->next_ssn++;
 	return 0;
 }
 

@@ -256,7 +256,7 @@ static void explore_move(struct mroce_engine *e, struct mr_conn *c,
 			(k == 0 || 4 * (k + 1) <= c->npaths);
 	     k++) {
 		moved |= worst < 64 ? 1ull << worst : 0;
-		mr_path_set_life(&c->path[worst], MR_PATH_MOVING);
+		mr_path_set_life(e, &c->path[worst], MR_PATH_MOVING);
 		mr_path_move(e, c, worst, now);
 		worst = explore_victim(c, moved);
 	}

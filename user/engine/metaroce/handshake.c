@@ -83,7 +83,7 @@ static struct mr_hsreply *hsq_push(struct mr_engine *t, uint8_t opcode,
 
 void mr_hs_start(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 {
-	mr_conn_set_state(c, MR_CONN_REQ_SENT);
+	mr_conn_set_state(e, c, MR_CONN_REQ_SENT);
 	c->hs.nonce = mroce_rng_u64(e);
 	c->hs.tries = 0;
 	c->hs.want = 1;
@@ -96,7 +96,7 @@ static void conn_established(struct mroce_engine *e, struct mr_conn *c,
 {
 	struct mroce_list *n;
 
-	mr_conn_set_state(c, MR_CONN_ESTABLISHED);
+	mr_conn_set_state(e, c, MR_CONN_ESTABLISHED);
 	c->est_ms = cookie_clock(now);
 	c->last_rx = now;
 	c->hs.want = 0;
@@ -105,7 +105,7 @@ static void conn_established(struct mroce_engine *e, struct mr_conn *c,
 	mroce_ev_conn_update(e, c->peer, c->local_id, c->remote_id,
 			     (uint32_t)c->peer);
 	for (n = c->qps.next; n != &c->qps; n = n->next)
-		mr_qp_kick(mroce_container_of(n, struct mroce_qp, conn_link));
+		mr_qp_kick(mr_qp_of(n));
 }
 
 /* Handshake gave up: fail the head WQE of every QP waiting on it. */
@@ -113,12 +113,11 @@ void mr_hs_fail(struct mroce_engine *e, struct mr_conn *c)
 {
 	struct mroce_list *n, *nx;
 
-	mr_conn_set_state(c, MR_CONN_IDLE);
+	mr_conn_set_state(e, c, MR_CONN_IDLE);
 	c->hs.want = 0;
 	c->hs.deadline = 0;
 	for (n = c->qps.next; n != &c->qps; n = nx) {
-		struct mroce_qp *qp =
-			mroce_container_of(n, struct mroce_qp, conn_link);
+		struct mroce_qp *qp = mr_qp_of(n);
 
 		nx = n->next;
 		if (mroce_sq_count(qp))
@@ -266,7 +265,7 @@ static int rx_challenge(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		uint64_t rtt = now > c->hs.sent ? now - c->hs.sent : 0;
 
 		c->hs.rtt_us = rtt >= 1000 ? now_us(rtt) : 1;
-		mr_conn_set_state(c, MR_CONN_CONFIRM_SENT);
+		mr_conn_set_state(e, c, MR_CONN_CONFIRM_SENT);
 		c->hs.fast = 0;
 		c->hs.tries = 0;
 		c->hs.want = 1;

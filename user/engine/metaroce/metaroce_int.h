@@ -355,8 +355,31 @@ struct mr_rdrx {		/* requester: READ response tracking */
 	struct mr_segtrack st;
 };
 
+/* MetaRoCE state of an SQ WQE, parallel to the engine's SQ ring (same
+ * index: the WQE's SQ counter modulo sq_cap). Set when it is posted
+ * (mr_post_send). */
+struct mr_wqe {
+	uint32_t msn;		/* message sequence number in the stream */
+	uint32_t ssn;		/* SEND*, WRITE_IMM: index among the stream's
+				 * receive-consuming messages */
+	uint32_t next_seg;	/* next segment to transmit the first time */
+	uint64_t hold_until;	/* don't transmit before (RNR back-off) */
+};
+
+/* Where a READ response lands at the requester: the READ_REQ's sink, for
+ * the responder job in the same slot of qp->rd. */
+struct mr_rdsink {
+	uint64_t va;
+	uint32_t key;
+};
+
 struct mr_qp {
+	struct mroce_qp *qp;	/* the QP this state belongs to */
 	struct mr_conn *conn;
+	struct mroce_list link;	/* on conn->qps */
+	struct mr_wqe *wqe;	/* sq_cap entries, parallel to qp->sq */
+	uint32_t next_msn;	/* msn of the next posted WQE */
+	uint32_t next_ssn;	/* ssn of the next receive-consuming WQE */
 	uint32_t sq_next;	/* SQ counter of the next WQE with unsent segs */
 	uint32_t rx_next_msn;	/* next message to deliver */
 	uint32_t rx_ssn;	/* receive-consuming messages delivered */
@@ -364,6 +387,7 @@ struct mr_qp {
 	uint64_t joined;	/* ns: bound to conn (RTR) */
 	struct mr_rxmsg rx[MR_MSG_WIN];
 	struct mr_rdrx rdrx[MROCE_MAX_RD_ATOMIC];
+	struct mr_rdsink rd_sink[MROCE_MAX_RD_ATOMIC];	/* parallel to qp->rd */
 };
 
 #define MR_HSQ	16	/* stateless replies (CHALLENGE, NO_CONN) awaiting tx */
@@ -429,6 +453,26 @@ static inline struct mr_qp *QP(const struct mroce_qp *qp)
 	return qp->tp;
 }
 
+/* MetaRoCE state of SQ WQE w of qp. */
+static inline struct mr_wqe *mrw(const struct mroce_qp *qp,
+				 const struct mroce_wqe *w)
+{
+	return &QP(qp)->wqe[w - qp->sq];
+}
+
+/* The sink of READ responder job j of qp. */
+static inline struct mr_rdsink *mr_sink(const struct mroce_qp *qp,
+					const struct mroce_rdjob *j)
+{
+	return &QP(qp)->rd_sink[j - qp->rd];
+}
+
+/* The QP of node n of a connection's qps list. */
+static inline struct mroce_qp *mr_qp_of(const struct mroce_list *n)
+{
+	return mroce_container_of(n, struct mr_qp, link)->qp;
+}
+
 /* Nothing of the path is in flight, waiting for a resend or held. */
 static inline bool path_empty(const struct mr_path *p)
 {
@@ -457,7 +501,8 @@ enum place_res {
  */
 
 /* conn.c */
-void mr_conn_set_state(struct mr_conn *c, enum mr_conn_state s);
+int mr_conn_set_state(struct mroce_engine *e, struct mr_conn *c,
+		      enum mr_conn_state s);
 /* The handshake is under way (a REQ or CONFIRM of ours awaits its answer). */
 static inline bool mr_conn_handshaking(const struct mr_conn *c)
 {
@@ -470,6 +515,7 @@ struct mr_conn *mr_conn_by_id(const struct mroce_engine *e, uint32_t id);
 int mr_txe_alloc(struct mr_conn *c);
 void mr_txe_release(struct mr_conn *c, int idx);
 struct mroce_rdjob *mr_rd_find(struct mroce_qp *qp, uint32_t msn);
+struct mroce_wqe *mr_sq_by_msn(const struct mroce_qp *qp, uint32_t msn);
 uint32_t mr_conn_flight_cap(const struct mr_conn *c);
 void mr_conn_kick(struct mr_conn *c);
 bool mr_conn_idle(const struct mr_conn *c);
@@ -497,7 +543,8 @@ int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 		  const struct mroce_meta_pkt *pk, uint64_t now);
 
 /* path.c */
-void mr_path_set_life(struct mr_path *p, enum mr_path_life l);
+int mr_path_set_life(struct mroce_engine *e, struct mr_path *p,
+		     enum mr_path_life l);
 void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot);
 uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 		     const struct mr_path *p);

@@ -5,8 +5,6 @@
  * elsewhere), probation of a fresh port, the move of an explored path to a new
  * port, and the timeouts (PTO, RTO) that decide when a path is silent.
  */
-#include <assert.h>
-
 #include "metaroce_int.h"
 
 const char *const mr_path_life_names[MR_PATH_NLIVES] = {
@@ -23,11 +21,19 @@ static const uint8_t legal_next[MR_PATH_NLIVES] = {
 	[MR_PATH_PROBATION] = 1u << MR_PATH_ACTIVE | 1u << MR_PATH_PROBATION,
 };
 
-/* The one place a path's lifecycle state changes. */
-void mr_path_set_life(struct mr_path *p, enum mr_path_life l)
+/* The one place a path's lifecycle state changes. An illegal transition
+ * is a bug of ours: counted (state_errors) and refused, never a crash of
+ * the application. 0, or -EINVAL when refused. */
+int mr_path_set_life(struct mroce_engine *e, struct mr_path *p,
+		     enum mr_path_life l)
 {
-	assert(legal_next[p->life] & (1u << l));
+	if ((unsigned)l >= MR_PATH_NLIVES ||
+	    !(legal_next[p->life] & (1u << l))) {
+		MROCE_STAT_INC(e, state_errors);
+		return -EINVAL;
+	}
 	p->life = (uint8_t)l;
+	return 0;
 }
 
 static uint16_t new_sport(struct mroce_engine *e, const struct mr_conn *c,
@@ -58,7 +64,7 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	p->coal_psn = isn;
 	p->inflight = p->nlost = p->nheld = 0;
 	p->probed = p->tlp = p->hops = 0;
-	mr_path_set_life(p, MR_PATH_ACTIVE);
+	mr_path_set_life(e, p, MR_PATH_ACTIVE);
 	p->deadline = 0;
 	p->hold_until = 0;
 	p->rtt.srtt_us = p->rtt.var_us = 0;
@@ -231,7 +237,7 @@ void mr_path_probation(struct mroce_engine *e, struct mr_conn *c,
 
 	mr_cc_on_reroll(e, p);
 	p->last_ack = now;
-	mr_path_set_life(p, MR_PATH_PROBATION);
+	mr_path_set_life(e, p, MR_PATH_PROBATION);
 	p->probed = 1;
 	p->want_probe = 1;
 	/* Its probe waits behind the siblings' queues: allow one and a
@@ -292,7 +298,7 @@ void mr_path_move(struct mroce_engine *e, struct mr_conn *c, int slot,
 
 	if (p->life != MR_PATH_MOVING || !path_empty(p))
 		return;
-	mr_path_set_life(p, MR_PATH_ACTIVE);
+	mr_path_set_life(e, p, MR_PATH_ACTIVE);
 	p->hops = 0;
 	p->home_sport = p->sport;
 	mr_explore_hop(e, c, slot, now);

@@ -103,8 +103,10 @@ void mr_rx_deliver(struct mroce_engine *e, struct mroce_qp *qp)
 			j->va = rm->va;
 			j->rkey = rm->key;
 			j->len = rm->msg_len;
-			j->sink_va = rm->sink_va;
-			j->sink_key = rm->sink_key;
+			*mr_sink(qp, j) = (struct mr_rdsink){
+				.va = rm->sink_va,
+				.key = rm->sink_key,
+			};
 			j->nsegs = mroce_msg_nsegs(rm->msg_len, q->conn->mtu);
 			mr_qp_kick(qp);
 			break;
@@ -160,7 +162,7 @@ static enum place_res place_read_resp(struct mroce_engine *e,
 	if (!qp || !QP(qp) || QP(qp)->conn != c)
 		return refuse(e, c, NULL, MROCE_NAK_NO_CONN, slot, pk, false);
 	q = QP(qp);
-	w = mroce_sq_by_msn(qp, pk->msn);
+	w = mr_sq_by_msn(qp, pk->msn);
 	if (qp->state != MROCE_QPS_RTS || !w ||
 	    w->wr.opcode != MROCE_WR_RDMA_READ || w->state == MROCE_WQE_DONE)
 		return PL_DUP;	/* late copy of a finished READ */

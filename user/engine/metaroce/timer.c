@@ -173,8 +173,7 @@ static void read_watchdog(struct mroce_engine *e, struct mr_conn *c,
 	struct mroce_list *n, *nx;
 
 	for (n = c->qps.next; n != &c->qps; n = nx) {
-		struct mroce_qp *qp =
-			mroce_container_of(n, struct mroce_qp, conn_link);
+		struct mroce_qp *qp = mr_qp_of(n);
 		struct mr_qp *q = QP(qp);
 
 		nx = n->next;
@@ -185,7 +184,7 @@ static void read_watchdog(struct mroce_engine *e, struct mr_conn *c,
 
 			if (!q->rdrx[i].used || now < q->rdrx[i].deadline)
 				continue;
-			w = mroce_sq_by_msn(qp, q->rdrx[i].msn);
+			w = mr_sq_by_msn(qp, q->rdrx[i].msn);
 			if (w && w->state != MROCE_WQE_DONE) {
 				mroce_sq_fail(e, qp, w,
 					      MROCE_WC_RETRY_EXC_ERR);
@@ -212,8 +211,7 @@ void mr_conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now)
 		c->hold_until = 0;
 		for (struct mroce_list *n = c->qps.next; n != &c->qps;
 		     n = n->next)
-			mr_qp_kick(mroce_container_of(n, struct mroce_qp,
-						      conn_link));
+			mr_qp_kick(mr_qp_of(n));
 	}
 	if (c->state == MR_CONN_ESTABLISHED) {
 		for (int i = 0; i < c->npaths; i++)
@@ -284,9 +282,7 @@ static uint64_t conn_tdue(const struct mr_conn *c)
 		next = umin(next, c->hold_until);
 	for (const struct mroce_list *n = c->qps.next; n != &c->qps;
 	     n = n->next) {
-		const struct mroce_qp *qp =
-			mroce_container_of(n, struct mroce_qp, conn_link);
-		const struct mr_qp *q = qp->tp;
+		const struct mr_qp *q = QP(mr_qp_of(n));
 
 		for (int i = 0; q->reads_out && i < MROCE_MAX_RD_ATOMIC; i++)
 			if (q->rdrx[i].used)

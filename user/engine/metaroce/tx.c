@@ -28,7 +28,7 @@ static bool txe_resolve(struct mroce_engine *e, struct mr_conn *c,
 	}
 	if (r->qp->state != MROCE_QPS_RTS)
 		return false;
-	r->w = mroce_sq_by_msn(r->qp, t->msn);
+	r->w = mr_sq_by_msn(r->qp, t->msn);
 	return r->w && r->w->state != MROCE_WQE_DONE;
 }
 
@@ -43,8 +43,8 @@ static int fill_read_resp(struct mroce_engine *e, const struct mr_conn *c,
 
 	pk->opcode = MROCE_OP_READ_RESP;
 	pk->msn = j->msn;
-	pk->va = j->sink_va;
-	pk->rkey = j->sink_key;
+	pk->va = mr_sink(r->qp, j)->va;
+	pk->rkey = mr_sink(r->qp, j)->key;
 	if (len && mroce_rkey_check(e, r->qp, j->rkey,
 				    j->va + (uint64_t)seg * mtu, len,
 				    MROCE_ACCESS_REMOTE_READ) != MROCE_MRC_OK)
@@ -83,9 +83,9 @@ static int fill_sq(struct mroce_engine *e, const struct mr_conn *c,
 	const struct mroce_send_wr *wr = &r->w->wr;
 	uint32_t mtu = c->mtu, len = mroce_seg_len(wr->sge.length, seg, mtu);
 
-	pk->msn = r->w->msn;
+	pk->msn = mrw(r->qp, r->w)->msn;
 	pk->opcode = wr_op(wr->opcode);
-	pk->ssn = r->w->ssn;
+	pk->ssn = mrw(r->qp, r->w)->ssn;
 	pk->imm = wr->imm;
 	pk->va = wr->remote_addr;
 	pk->rkey = wr->rkey;
@@ -136,7 +136,7 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 		 * later message of the QP is already posted: that one
 		 * follows at once, and its completion is what waits. */
 		if (!e->cfg.jitter_us || r->j ||
-		    r->w->msn + 1 == r->qp->next_msn)
+		    mrw(r->qp, r->w)->msn + 1 == QP(r->qp)->next_msn)
 			pk.flags |= MROCE_F_ACK_REQ;
 	} else
 		pk.flags &= ~MROCE_F_SOLICITED;
@@ -319,7 +319,7 @@ static int tx_lost(struct mroce_engine *e, struct mr_conn *c, int slot,
 			orphan(e, c, idx, slot);
 			return 0;
 		}
-		if (r.w && r.w->hold_until > now)
+		if (r.w && mrw(r.qp, r.w)->hold_until > now)
 			continue;
 		if (txe_tries(t) > e->cfg.retry_cnt) {
 			txe_exhausted(e, &r);
@@ -373,7 +373,7 @@ static int tx_resend(struct mroce_engine *e, struct mr_conn *c,
 				orphan(e, c, idx, -1);
 				continue;
 			}
-			if (r.w && r.w->hold_until > now)
+			if (r.w && mrw(r.qp, r.w)->hold_until > now)
 				continue;
 			if (txe_tries(t) > e->cfg.retry_cnt) {
 				txe_exhausted(e, &r);
@@ -425,18 +425,22 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 		q->sq_next = qp->sq_head;
 	while (q->sq_next != qp->sq_tail) {
 		struct mroce_wqe *w = mroce_sq_at(qp, q->sq_next);
+		struct mr_wqe *mw = mrw(qp, w);
+		/* messages posted before it and still on the SQ */
+		uint32_t ahead = mw->msn -
+				 mrw(qp, mroce_sq_at(qp, qp->sq_head))->msn;
 
 		if (w->state == MROCE_WQE_QUEUED) {
 			w->nsegs = mroce_msg_nsegs(w->wr.sge.length, mtu);
-			w->next_seg = 0;
+			mw->next_seg = 0;
 		}
 		if (w->state == MROCE_WQE_DONE ||
-		    (w->state != MROCE_WQE_QUEUED && w->next_seg >= w->nsegs)) {
+		    (w->state != MROCE_WQE_QUEUED &&
+		     mw->next_seg >= w->nsegs)) {
 			q->sq_next++;
 			continue;
 		}
-		if (w->msn - mroce_sq_at(qp, qp->sq_head)->msn >= MR_MSG_WIN ||
-		    w->hold_until > now)
+		if (ahead >= MR_MSG_WIN || mw->hold_until > now)
 			return false;
 		if (w->wr.opcode == MROCE_WR_RDMA_READ &&
 		    w->state == MROCE_WQE_QUEUED) {
@@ -446,7 +450,7 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 			 * again later for the same still-QUEUED READ. */
 			for (int i = 0; i < MROCE_MAX_RD_ATOMIC; i++) {
 				if (q->rdrx[i].used &&
-				    q->rdrx[i].msn == w->msn) {
+				    q->rdrx[i].msn == mw->msn) {
 					w->nsegs = 1;
 					r->w = w;
 					return true;
@@ -461,7 +465,7 @@ static bool qp_next(struct mroce_engine *e, struct mroce_qp *qp,
 						      mtu)) < 0)
 				return false;
 			rd->used = true;
-			rd->msn = w->msn;
+			rd->msn = mw->msn;
 			rd->deadline = now + mr_read_timeout(e);
 			q->reads_out++;
 			w->nsegs = 1;	/* the request is one packet */
@@ -493,7 +497,7 @@ static int tx_new(struct mroce_engine *e, struct mr_conn *c,
 		idx = mr_txe_alloc(c);
 		if (idx < 0)
 			return 0;
-		seg = r.j ? r.j->next_seg : r.w->next_seg;
+		seg = r.j ? r.j->next_seg : mrw(qp, r.w)->next_seg;
 		err = build_data(e, c, &r, seg, slot, c->path[slot].next_psn,
 				 false, out, cap, now);
 		if (err < 0) {
@@ -505,14 +509,14 @@ static int tx_new(struct mroce_engine *e, struct mr_conn *c,
 		}
 		c->txe[idx].qpn_fl = qp->qpn | ((uint32_t)TXE_USED << 24) |
 				     (r.j ? (uint32_t)TXE_RD << 24 : 0);
-		c->txe[idx].msn = r.j ? r.j->msn : r.w->msn;
+		c->txe[idx].msn = r.j ? r.j->msn : mrw(qp, r.w)->msn;
 		c->txe[idx].seg_try = seg | (1u << 24);
 		txe_place(c, slot, idx);
 		if (r.j) {
 			r.j->next_seg++;
 		} else {
 			r.w->state = MROCE_WQE_ACTIVE;
-			r.w->next_seg++;
+			mrw(qp, r.w)->next_seg++;
 		}
 		/* Round-robin between the connection's streams. */
 		mroce_list_del(&qp->sched);

@@ -47,7 +47,7 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
 /* A port of ours that carries no data of ours has nothing to tell us
  * whether the plane it hashes onto in our direction is alive, yet it
  * carries our ACKs: every MR_ACK_PROBE_EVERY ACKs on it, it is probed.
- * Two unanswered probes retire it (path_timer), and ack_sport skips it
+ * Two unanswered probes retire it (idle_expired), and ack_sport skips it
  * while its new port is on probation. */
 void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
 		       struct mr_path *p, uint64_t now, bool now_due)
