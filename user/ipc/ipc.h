@@ -61,7 +61,8 @@
 #include "mroce/io.h"
 #include "mroce/mroce.h"
 
-#define MRD_VERSION 1
+/* 2: STATUS carries the engine counter state_errors (one more in eng[]). */
+#define MRD_VERSION 2
 #define MRD_DEFAULT_SOCK "/run/mroce/mroced.sock"
 #define MRD_SHM_MAGIC 0x6d726f63u /* "mroc" */
 
