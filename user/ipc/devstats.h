@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Internal: struct mrv_dev_stats (mroce.h) from an engine's and a backend's
- * counters, written once for embedded mode (user/lib) and the daemon
- * (mroced answers QUERY_STATS with the same struct).
+ * Internal: struct mrv_dev_stats and struct mrv_path_info (mroce.h) from an
+ * engine's and a backend's counters, written once for embedded mode
+ * (user/lib) and the daemon (mroced answers QUERY_STATS and QUERY_PATH with
+ * the same structs).
  */
 #ifndef MROCE_COMMON_DEVSTATS_H
 #define MROCE_COMMON_DEVSTATS_H
@@ -28,6 +29,22 @@ static inline void mroce_dev_stats_fill(struct mrv_dev_stats *st,
 #define MROCE_X_DEVSTAT(f, src, sf) st->f = src->sf;
 	MROCE_DEV_STATS_MAP(MROCE_X_DEVSTAT)
 #undef MROCE_X_DEVSTAT
+}
+
+/* struct mrv_path_info from the engine's path info (both modes). */
+static inline void mroce_path_info_fill(struct mrv_path_info *out,
+					const struct mroce_path_info *pi)
+{
+	*out = (struct mrv_path_info){
+		.sport = pi->sport,
+		.alive = pi->alive,
+		.srtt_us = pi->srtt_us,
+		.cwnd_pkts = pi->cwnd_pkts,
+		.inflight = pi->inflight,
+		.tx_pkts = pi->tx_pkts,
+		.retransmits = pi->retransmits,
+		.ce_marks = pi->ce_marks,
+	};
 }
 
 /* Every field of struct mrv_dev_stats is in the map. */

@@ -61,7 +61,8 @@
 #include "mroce/io.h"
 #include "mroce/mroce.h"
 
-/* 2: STATUS carries the engine counter state_errors (one more in eng[]). */
+/* 2: STATUS carries the engine counter state_errors (one more in eng[]);
+ * QUERY_PATH answers with struct mrv_path_info. */
 #define MRD_VERSION 2
 #define MRD_DEFAULT_SOCK "/run/mroce/mroced.sock"
 #define MRD_SHM_MAGIC 0x6d726f63u /* "mroc" */
@@ -144,17 +145,10 @@ struct mrd_req {
 };
 _Static_assert(sizeof(struct mrd_req) == 128, "mrd_req size");
 
-struct mrd_path {
-	uint16_t sport;
-	uint8_t alive;
-	uint8_t pad;
-	uint32_t srtt_us, cwnd_pkts, inflight;
-	uint64_t tx_pkts, retransmits, ce_marks;
-};
-_Static_assert(sizeof(struct mrd_path) == 40, "mrd_path size");
-
-/* QUERY_STATS answers with struct mrv_dev_stats itself (mroce.h), filled
- * by mroce_dev_stats_fill() (devstats.h) exactly as embedded mode does. */
+/* QUERY_PATH and QUERY_STATS answer with the API's own structs
+ * (mroce.h), filled by mroce_path_info_fill() and mroce_dev_stats_fill()
+ * (devstats.h) exactly as embedded mode fills them. */
+_Static_assert(sizeof(struct mrv_path_info) == 48, "mrv_path_info size");
 _Static_assert(sizeof(struct mrv_dev_stats) == 14 * 8, "mrv_dev_stats size");
 
 /* Daemon-side counters of refused input, reported by STATUS. */
@@ -226,7 +220,7 @@ struct mrd_rep {
 			uint32_t state, access, dest_qpn, rq_psn, sq_psn;
 			char dest_addr[48];
 		} qattr;
-		struct mrd_path path;
+		struct mrv_path_info path;
 		struct mrv_dev_stats stats;
 		struct mrd_status status;
 		struct mrd_app_info app;

@@ -588,16 +588,7 @@ static int dm_query_path(struct mrv_qp *qp, int idx, struct mrv_path_info *out)
 	err = request(to_dm_dev(qp->pd->dev), MRD_OP_QUERY_PATH, &q, &r, -1);
 	if (err < 0)
 		return err;
-	*out = (struct mrv_path_info){
-		.sport = r.u.path.sport,
-		.alive = r.u.path.alive,
-		.srtt_us = r.u.path.srtt_us,
-		.cwnd_pkts = r.u.path.cwnd_pkts,
-		.inflight = r.u.path.inflight,
-		.tx_pkts = r.u.path.tx_pkts,
-		.retransmits = r.u.path.retransmits,
-		.ce_marks = r.u.path.ce_marks,
-	};
+	*out = r.u.path;
 	return 0;
 }
 

@@ -531,16 +531,7 @@ static int emb_query_path(struct mrv_qp *qp, int idx, struct mrv_path_info *out)
 	err = mroce_engine_path_info(to_edev(qp->pd->dev)->e, peer, idx, &pi);
 	if (err < 0)
 		return err;
-	*out = (struct mrv_path_info){
-		.sport = pi.sport,
-		.alive = pi.alive,
-		.srtt_us = pi.srtt_us,
-		.cwnd_pkts = pi.cwnd_pkts,
-		.inflight = pi.inflight,
-		.tx_pkts = pi.tx_pkts,
-		.retransmits = pi.retransmits,
-		.ce_marks = pi.ce_marks,
-	};
+	mroce_path_info_fill(out, &pi);
 	return 0;
 }
 

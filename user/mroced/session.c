@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../ipc/devstats.h"
 #include "mroced.h"
 
 /* Lookups: every handle is checked against the session's own objects. */
@@ -516,15 +517,6 @@ int do_query_path(struct sess *s, const struct mrd_req *q, struct mrd_rep *r)
 	err = mroce_engine_path_info(s->e, qp->peer, q->u.qp.idx, &pi);
 	if (err < 0)
 		return err;
-	r->u.path = (struct mrd_path){
-		.sport = pi.sport,
-		.alive = pi.alive,
-		.srtt_us = pi.srtt_us,
-		.cwnd_pkts = pi.cwnd_pkts,
-		.inflight = pi.inflight,
-		.tx_pkts = pi.tx_pkts,
-		.retransmits = pi.retransmits,
-		.ce_marks = pi.ce_marks,
-	};
+	mroce_path_info_fill(&r->u.path, &pi);
 	return 0;
 }
