@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mroce/addr.h"
+
 enum mroce_transport {
 	MROCE_TRANSPORT_METAROCE = 1,
 	MROCE_TRANSPORT_ROCEV2 = 2,
@@ -79,12 +81,7 @@ void mroce_engine_destroy(struct mroce_engine *e);
 /* Peers: the I/O layer's address book. A peer is one remote endpoint  */
 /* (node). MetaRoCE runs one connection per peer.                      */
 /* ------------------------------------------------------------------ */
-struct mroce_peer_addr {
-	uint8_t family;		/* AF_INET / AF_INET6 */
-	uint8_t addr[16];	/* remote address (cookie input) */
-	uint8_t local[16];	/* local address (cookie input) */
-};
-
+/* struct mroce_peer_addr: mroce/addr.h */
 /* Returns a peer id >= 0 (stable for the engine's life) or -errno. The same
  * address twice returns the same id. */
 int mroce_peer_add(struct mroce_engine *e, const struct mroce_peer_addr *a);

@@ -26,10 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A transmit destination is the engine's peer address (family, address;
- * include/mroce/engine.h defines it): the backends read it, the I/O layer
- * needs nothing else of the engine. */
-struct mroce_peer_addr;
+#include "mroce/addr.h"
+
+/* A transmit destination is a peer address (family, address;
+ * mroce/addr.h), the one type shared with the engine: the I/O layer needs
+ * nothing else of it. */
 
 enum mroce_io_kind {
 	MROCE_IO_UDP = 1,

@@ -25,7 +25,7 @@ MAX_FN=120
 declare -A HDR_OWNER=(
 	[wire.h]=include [codec.h]=user/codec [engine.h]=user/engine
 	[io.h]=user/io [io_afxdp.h]=user/io [mroce.h]=include
-	[version.h]=include [abi.h]=include [counters.h]=include
+	[version.h]=include [addr.h]=include [abi.h]=include [counters.h]=include
 	[spray.h]=include [xdp.h]=user/xdp [sim.h]=user/sim
 )
 

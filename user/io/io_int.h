@@ -3,7 +3,7 @@
 #ifndef MROCE_IO_INT_H
 #define MROCE_IO_INT_H
 
-#include "mroce/engine.h" /* struct mroce_peer_addr, read on transmit */
+#include "mroce/addr.h" /* struct mroce_peer_addr, read on transmit */
 #include "mroce/io.h"
 
 struct mroce_io_ops {
