@@ -61,13 +61,6 @@ void mroce_json_add_i64(struct json_object *obj, const char *key, int64_t v)
 		json_object_object_add(obj, key, json_object_new_int64(v));
 }
 
-void mroce_json_add_double(struct json_object *obj, const char *key,
-			   double v)
-{
-	if (obj)
-		json_object_object_add(obj, key, json_object_new_double(v));
-}
-
 void mroce_json_add_str(struct json_object *obj, const char *key,
 			const char *v)
 {

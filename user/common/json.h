@@ -38,8 +38,6 @@ int mroce_json_emit(FILE *f, struct json_object *doc, int pretty);
 /* Shorthands that add a member to obj (no-ops when obj is NULL). */
 void mroce_json_add_u64(struct json_object *obj, const char *key, uint64_t v);
 void mroce_json_add_i64(struct json_object *obj, const char *key, int64_t v);
-void mroce_json_add_double(struct json_object *obj, const char *key,
-			   double v);
 void mroce_json_add_str(struct json_object *obj, const char *key,
 			const char *v);
 void mroce_json_add_bool(struct json_object *obj, const char *key, int v);

@@ -33,7 +33,7 @@ static const char *test_title(const struct opts *o)
 	return t[o->bw][o->kind];
 }
 
-const char *tname(uint8_t t)
+const char *perf_tname(uint8_t t)
 {
 	return t == MRV_TRANSPORT_ROCEV2 ? "RoCEv2" : "MetaRoCE";
 }
@@ -86,7 +86,7 @@ void out_header(struct ctx *c)
 	       : c->o.backend == MRV_BACKEND_AFXDP ? "embedded, afxdp"
 						   : "embedded, udp");
 	printf(" Number of qps   : %d\t\tTransport type : %s\n", c->o.qps,
-	       tname(c->o.transport));
+	       perf_tname(c->o.transport));
 	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
 	if (c->o.bw)
 		printf(" TX depth        : %d\n", c->o.tx_depth);
@@ -322,7 +322,7 @@ static void spray_text(struct ctx *c, const struct spray *peer,
 		tot += pi[i].tx_pkts;
 	printf(DASHES);
 	printf(" Spraying        : %s, %d path%s (QP 0x%06x)\n",
-	       tname(c->o.transport), np, np == 1 ? "" : "s",
+	       perf_tname(c->o.transport), np, np == 1 ? "" : "s",
 	       mrv_qp_num(c->q[0].qp));
 	printf(" Data packets    : %" PRIu64 " sent, %" PRIu64
 	       " retransmitted, %" PRIu64 " timeouts\n",
