@@ -44,10 +44,15 @@
  *                 remote rights on mrv_reg_mr() memory)
  *   -ENOTCONN     daemon mode: the daemon is gone
  *   -ENOENT, -ECONNREFUSED  daemon mode: no mroced at daemon_sock
+ *   -EACCES       daemon mode: mroced runs but this user may not use its
+ *                 socket (join the socket's group, see mroced --sock-group)
+ *   -ENOENT       embedded mode, AF_XDP backend: no XDP program attached
+ *                 to the interface (mrocectl attach IFNAME)
  *   -ETIMEDOUT    mrv_wait_cq(), mrv_connect()/mrv_accept() timed out
  *   -ECONNREFUSED nobody listens at the rendezvous address
- *   -EPROTO       the peer's rendezvous message is malformed or the two
- *                 sides use different transports
+ *   -EPROTONOSUPPORT  the rendezvous peer uses the other transport
+ *                 (MetaRoCE against RoCEv2)
+ *   -EPROTO       the peer's rendezvous message is malformed
  *   -EADDRINUSE   the local address/ports are taken (another device)
  *   others        from the system call that failed
  * Failed work shows up as completions with a non-zero status (see

@@ -18,7 +18,8 @@
 # ends' XDP counters (`mrocectl stats --json`, read in the same session)
 # must show the data steered to the socket (redirect_data for MetaRoCE,
 # redirect_rocev2 for RoCEv2) and nothing dropped for an unknown
-# connection (drop_no_conn 0). Plus RoCEv2 write_lat at MTU 1500.
+# connection (drop_no_conn 0). Plus RoCEv2 write_lat at MTU 1500, and
+# the error that names the fix when no XDP program is attached.
 set -u
 # shellcheck source=tests/net/ns_lib.sh
 . "$(dirname "$0")/ns_lib.sh"
@@ -33,6 +34,17 @@ IPA=10.253.0.1 IPB=10.253.0.2
 ns_tmp pafx
 ns_pair mpf$$ $IPA $IPB
 ns_neigh $IPA $IPB
+
+# Without the XDP program the AF_XDP backend cannot work: mroce_perf must
+# name the interface and the command that fixes it (exit 1).
+out=$(ip netns exec $NSA timeout 20 "$PERF" write_bw -p 18799 -n 10 \
+	--backend afxdp --ifname $IFA --local $IPA $IPB 2>&1)
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "no XDP program on $IFA" <<<"$out" ||
+	! grep -q "mrocectl attach $IFA" <<<"$out"; then
+	flunk "no program attached: want exit 1 naming $IFA and" \
+		"'mrocectl attach $IFA', got $rc: $out"
+fi
 
 PORT=18800
 TRANSPORT=rocev2

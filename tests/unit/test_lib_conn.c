@@ -270,6 +270,42 @@ START_TEST(mrv_connect__garbage_peer_is_eproto)
 }
 END_TEST
 
+/* Both sides speak the rendezvous but run different transports: each
+ * gets -EPROTONOSUPPORT (the server's accept fails: exit 12), never a
+ * connection and never the generic -EPROTO. */
+START_TEST(mrv_connect__other_transport_is_eprotonosupport)
+{
+	char saddr[46], caddr[46];
+	uint16_t port = (uint16_t)(20000 + (getpid() + 7) % 20000);
+	struct mrv_conn_param p = {.timeout_ms = 5000};
+	struct mrv_conn_info ri;
+	int pfd[2], status;
+	struct end e;
+	pid_t child;
+	char c;
+
+	addr_str(38, saddr, sizeof(saddr));
+	addr_str(39, caddr, sizeof(caddr));
+	ck_assert_int_eq(pipe(pfd), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		close(pfd[0]);
+		serve(saddr, port, MRV_TRANSPORT_METAROCE, pfd[1]);
+	}
+	close(pfd[1]);
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+	ck_assert_int_eq(end_open(&e, caddr, MRV_TRANSPORT_ROCEV2), 0);
+	ck_assert_int_eq(mrv_connect(e.qp, saddr, port, &p, &ri),
+			 -EPROTONOSUPPORT);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 12);
+	close(pfd[0]);
+	end_close(&e);
+}
+END_TEST
+
 Suite *lib_conn_suite(void)
 {
 	Suite *s = suite_create("lib_conn");
@@ -281,6 +317,7 @@ Suite *lib_conn_suite(void)
 	tcase_add_test(tc, mrv_connect__qp_not_in_reset_is_eperm);
 	tcase_add_test(tc, mrv_accept__times_out_without_client);
 	tcase_add_test(tc, mrv_connect__garbage_peer_is_eproto);
+	tcase_add_test(tc, mrv_connect__other_transport_is_eprotonosupport);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

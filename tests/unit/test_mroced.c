@@ -3,7 +3,8 @@
  * Tests of mroced as a service (user/mroced/main.c): the systemd readiness
  * protocol (READY=1 on $NOTIFY_SOCKET once the control socket listens,
  * at a path and at an abstract address; STOPPING=1 on SIGTERM),
- * --sock-group, --version, and the removed --foreground. Each test starts
+ * --sock-group, --version, the removed --foreground, and the message a
+ * user without access to the socket gets. Each test starts
  * its own daemon (UDP backend on 127.a.b.9, a and b from the pid, so
  * parallel runs never share ports); it gets SIGTERM when the test process
  * dies (PR_SET_PDEATHSIG).
@@ -191,6 +192,32 @@ START_TEST(mroced_options__version_and_removed_foreground)
 }
 END_TEST
 
+/* A user who may not use the socket is told how to get access, not that
+ * mroced is not running (mrocectl daemon, as uid/gid 65534 via setpriv). */
+START_TEST(mroced_sock_mode__eacces_says_how_to_get_access)
+{
+	char sock[108], cmd[900], out[1024];
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "/tmp/mroced-eacces-%d.sock",
+		 (int)getpid());
+	pid = start(sock, NULL, "--sock-mode", "0600");
+	for (int i = 0; i < 2000 && !sock_listens(sock); i++)
+		usleep(10000);
+	snprintf(cmd, sizeof(cmd),
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups "
+		 "%s/bin/mrocectl daemon --sock %s",
+		 mroce_build_dir(), sock);
+	ck_assert_int_eq(mroce_run(cmd, out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "no permission") &&
+			      strstr(out, "--sock-group") &&
+			      !strstr(out, "not running"),
+		      "got '%s'", out);
+	ck_assert_int_eq(stop(pid), 0);
+	unlink(sock);
+}
+END_TEST
+
 Suite *mroced_suite(void)
 {
 	Suite *s = suite_create("mroced");
@@ -205,6 +232,13 @@ Suite *mroced_suite(void)
 		2);
 	tcase_add_test(tc, mroced_sock_group__socket_owned_by_group_mode_0660);
 	tcase_add_test(tc, mroced_options__version_and_removed_foreground);
+	if (geteuid() == 0 && !access("/usr/bin/setpriv", X_OK))
+		tcase_add_test(tc,
+			       mroced_sock_mode__eacces_says_how_to_get_access);
+	else
+		mroce_skip("mroced_sock_mode__eacces_says_how_to_get_access",
+			   "needs root and setpriv (util-linux) to run a "
+			   "client as another user");
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -163,9 +163,11 @@ static int exchange(struct mrv_qp *qp, int fd, const struct mrv_conn_param *lp,
 	err = trade(NULL, fd, m, r, sizeof(m), deadline);
 	if (err < 0)
 		return err;
-	if (memcmp(r, "MRV0", 4) || r[4] != RDV_VERSION || r[5] != m[5] ||
+	if (memcmp(r, "MRV0", 4) || r[4] != RDV_VERSION ||
 	    r[6] != dev->family || get32(r + 24) == 0)
 		return -EPROTO;
+	if (r[5] != m[5]) /* a well-formed peer on the other transport */
+		return -EPROTONOSUPPORT;
 
 	memset(ri, 0, sizeof(*ri));
 	ri->sock = -1;

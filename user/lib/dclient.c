@@ -189,6 +189,11 @@ const char *mrd_client_strerror(int err)
 	case -ENOENT:
 	case -ECONNREFUSED:
 		return "mroced is not running";
+	case -EACCES:
+	case -EPERM:
+		return "no permission to use mroced's socket (join the "
+		       "socket's group: mroced --sock-group, 'mroce' under "
+		       "systemd; or ask for a wider mroced --sock-mode)";
 	case -ENAMETOOLONG:
 		return "socket path too long";
 	case -ETIMEDOUT:

@@ -274,9 +274,12 @@ static int parse_args(int argc, char **argv, const char **path, bool *json)
  * exit status 1. With --json, one document with an "error" too. */
 static int daemon_failed(const char *path, int err, bool connected, bool json)
 {
-	char msg[160];
+	char msg[320];
 
-	if (!connected) /* whatever connect() said, as ever */
+	if (!connected && (err == -EACCES || err == -EPERM))
+		snprintf(msg, sizeof(msg), "socket %s: %s", path,
+			 mrd_client_strerror(err));
+	else if (!connected)
 		snprintf(msg, sizeof(msg), "mroced is not running (socket %s)",
 			 path);
 	else
@@ -330,7 +333,15 @@ void daemon_status_line(void)
 	struct mrd_client c;
 	struct mrd_status st;
 
-	if (mrd_client_connect(&c, MRD_DEFAULT_SOCK, STATUS_LINE_TIMEOUT_S)) {
+	int err = mrd_client_connect(&c, MRD_DEFAULT_SOCK,
+				     STATUS_LINE_TIMEOUT_S);
+
+	if (err == -EACCES || err == -EPERM) {
+		printf("mroced: socket %s: %s\n", MRD_DEFAULT_SOCK,
+		       mrd_client_strerror(err));
+		return;
+	}
+	if (err) {
 		printf("mroced: not running (socket %s)\n", MRD_DEFAULT_SOCK);
 		return;
 	}

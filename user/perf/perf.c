@@ -281,6 +281,10 @@ static void open_dev(struct ctx *c)
 		err = mrv_open_device(&da, &c->dev);
 		if (err == -ENOENT || err == -ECONNREFUSED)
 			perf_die(1, "mroced is not running (socket %s)", sock);
+		if (err == -EACCES || err == -EPERM)
+			perf_die(1, "no permission to use mroced's socket %s: "
+				 "join the socket's group (mroced --sock-group; "
+				 "'mroce' under systemd)", sock);
 		if (err)
 			perf_die(1, "cannot open device at mroced %s: %s", sock,
 				 strerror(-err));
@@ -288,6 +292,10 @@ static void open_dev(struct ctx *c)
 		pick_local(c);
 		da.local_addr = c->local;
 		err = mrv_open_device(&da, &c->dev);
+		if (err == -ENOENT && da.backend == MRV_BACKEND_AFXDP)
+			perf_die(1, "no XDP program on %s (AF_XDP needs it): "
+				 "attach it first with 'mrocectl attach %s'",
+				 da.ifname, da.ifname);
 		if (err)
 			perf_die(1, "cannot open device on %s: %s", c->local,
 				 strerror(-err));
@@ -347,6 +355,9 @@ static void setup(struct ctx *c)
 			err = mrv_connect(x->qp, c->o.host, c->o.port, &p,
 					  &x->ri);
 		}
+		if (err == -EPROTONOSUPPORT)
+			perf_die(1, "the peer runs the other transport: use the "
+				 "same --transport on both sides");
 		if (err)
 			perf_die(1, "%s %s port %u: %s",
 				 c->o.host ? "connect to" : "accept on",
