@@ -33,7 +33,7 @@ static const char *test_title(const struct opts *o)
 	return t[o->bw][o->kind];
 }
 
-const char *perf_tname(uint8_t t)
+static const char *perf_tname(uint8_t t)
 {
 	return t == MRV_TRANSPORT_ROCEV2 ? "RoCEv2" : "MetaRoCE";
 }

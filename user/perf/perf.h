@@ -107,7 +107,6 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res);
 uint64_t run_lat(struct ctx *c, uint64_t size, double **samples);
 
 /* output.c */
-const char *perf_tname(uint8_t t);
 void out_begin(const struct ctx *c);
 void out_header(struct ctx *c);
 void out_table_head(const struct ctx *c);
