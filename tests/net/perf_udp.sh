@@ -17,6 +17,10 @@
 # server fails with a named error (not a hang), bad arguments exit 2, and
 # --json output parses, and so does perftest's --out_json file; a failed
 # --json run still prints a whole document, with an "error" object.
+# --verify catches one wrong byte sent on purpose (--corrupt) and names
+# the QP, message and offset on both sides; --interval's JSON intervals
+# add up to the run's total bytes, and its text lines come before the
+# table.
 set -u
 # shellcheck source=tests/net/ns_lib.sh
 . "$(dirname "$0")/ns_lib.sh"
@@ -93,6 +97,72 @@ fi
 wait "$SPID" 2>/dev/null
 SPID=
 
+# One wrong byte on the wire (--corrupt: the client sends message 150
+# with byte 4097 changed): write_bw's and send_bw's receiver checks fail
+# the run with exit 1, and both sides name the QP, message and offset.
+for t in write_bw send_bw; do
+	for tr in metaroce rocev2; do
+		PORT=$((PORT + 1))
+		"$PERF" $t -p $PORT -s 12000 --transport $tr --local 127.0.0.1 \
+			>"$TMP/bad-$t-$tr.srv" 2>&1 &
+		SPID=$!
+		wait_listen "" $PORT "$SPID" || flunk "$t $tr corrupt: no server"
+		timeout 60 "$PERF" $t -p $PORT -s 12000 -n 300 --verify \
+			--corrupt 150:4097 --transport $tr --local 127.0.0.2 \
+			127.0.0.1 >"$TMP/bad-$t-$tr" 2>&1
+		rc=$?
+		wait "$SPID"
+		src=$?
+		SPID=
+		want="verify FAILED at size 12000: 1 bad bytes; first: QP 0 (QPN 0x[0-9a-f]*), message 150, offset 4097: expected 0x[0-9a-f]*, got 0x"
+		if [ $rc -ne 1 ] || ! grep -q "$want" "$TMP/bad-$t-$tr" ||
+		   ! grep -q "$want" "$TMP/bad-$t-$tr.srv" ||
+		   grep -q "Verify *: OK" "$TMP/bad-$t-$tr"; then
+			flunk "$t $tr --corrupt: client exit $rc, server exit $src"
+			sed 's/^/  client| /' "$TMP/bad-$t-$tr"
+			sed 's/^/  server| /' "$TMP/bad-$t-$tr.srv"
+		else
+			echo "ok: $t $tr --corrupt 150:4097 caught"
+		fi
+	done
+done
+
+# --interval: text lines before the table, and in --json intervals whose
+# bytes add up to the row's transferred_bytes (= iterations x size).
+PORT=$((PORT + 1))
+perf_pair "interval text" "$TMP/ivl" "" $PORT \
+	timeout 60 "$PERF" write_bw -p $PORT -s 8192 --local 127.0.0.1 -- \
+	timeout 60 "$PERF" write_bw -p $PORT -s 8192 -D 1 --interval 0.25 \
+	--verify --local 127.0.0.2 127.0.0.1 &&
+	{ [ "$(grep -c ' sec .* Gbits/sec$' "$TMP/ivl")" -ge 4 ] &&
+	  [ "$(grep -A1 '#bytes' "$TMP/ivl" | tail -1 | awk '{print $1}')" = 8192 ] ||
+		{ flunk "interval text lines"; cat "$TMP/ivl"; }; }
+if command -v python3 >/dev/null; then
+	for tr in metaroce rocev2; do
+		PORT=$((PORT + 1))
+		"$PERF" write_bw -p $PORT -s 8192 --transport $tr \
+			--local 127.0.0.1 >/dev/null 2>&1 &
+		SPID=$!
+		wait_listen "" $PORT "$SPID" || flunk "interval $tr: no server"
+		timeout 60 "$PERF" write_bw -p $PORT -s 8192 -D 1 \
+			--interval 0.1 --json --verify --transport $tr \
+			--local 127.0.0.2 127.0.0.1 >"$TMP/ivl-$tr.json" 2>&1 ||
+			flunk "interval $tr json run failed"
+		wait "$SPID"
+		SPID=
+		python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]
+iv=r["intervals"]
+assert r["transferred_bytes"] == r["iterations"] * 8192 > 0, r
+assert sum(i["transferred_bytes"] for i in iv) == r["transferred_bytes"], iv
+assert len(iv) >= 9 and iv[0]["start_s"] == 0, iv
+assert all(abs(a["end_s"] - b["start_s"]) < 1e-6 for a, b in zip(iv, iv[1:])), iv
+assert abs(iv[-1]["end_s"] - r["duration_s"]) < 2e-3, (iv[-1], r["duration_s"])
+print("ok: interval json %s: %d intervals, %d bytes" % (sys.argv[2], len(iv), r["transferred_bytes"]))' \
+			"$TMP/ivl-$tr.json" $tr ||
+			{ flunk "interval $tr json"; cat "$TMP/ivl-$tr.json"; }
+	done
+fi
+
 # Nobody listening: a named error and exit 1, quickly.
 expect_exit 1 "[Rr]efused" "no-server case" \
 	timeout 20 "$PERF" write_bw -p 1 --local 127.0.0.2 127.0.0.1
@@ -107,6 +177,10 @@ fi
 
 # Bad arguments: exit 2 with a message.
 usage_errors "$PERF" "write_bw -s 0" "nosuch_bw" "write_bw --transport ib" \
-	"write_lat -q 2" "write_bw -n 5 -D 1" "write_bw --cycle_buffer 10"
+	"write_lat -q 2" "write_bw -n 5 -D 1" "write_bw --cycle_buffer 10" \
+	"write_lat --interval 1" "write_bw --interval 0" "write_bw --interval x" \
+	"write_bw --corrupt 1:2 h" "write_bw --verify --corrupt 1:2" \
+	"read_bw --verify --corrupt 1:2 h" "write_bw --verify --corrupt 1:65536 h" \
+	"write_bw --verify --corrupt 12 h"
 
 ns_summary perf_udp

@@ -69,11 +69,17 @@ static const char help_text[] =
 "        --report_gbits     bandwidth in Gb/sec\n"
 "        --transport=T      metaroce (default) or rocev2\n"
 "        --paths=N          MetaRoCE paths per connection (default 8)\n"
-"        --verify           check every byte: sources carry a pattern of\n"
-"                           (QP, iteration, offset); SENDs and pings are\n"
-"                           checked by the receiver, WRITEs are READ back,\n"
-"                           READs compared by the client. Slower: not a\n"
-"                           benchmark\n"
+"        --verify           check every byte of every message: message N of\n"
+"                           a QP carries a window of a seeded pattern that\n"
+"                           moves with N; write_bw sends WRITE_WITH_IMM and\n"
+"                           the server checks each message as it completes\n"
+"                           (and hands the slot back, in band), send_bw and\n"
+"                           pings are checked by the receiver, READs by the\n"
+"                           client. A wrong byte fails the run, naming the\n"
+"                           QP, message and offset\n"
+"        --interval=SECS    bandwidth tests: report the goodput of every\n"
+"                           SECS seconds as it ends, like iperf3 (text\n"
+"                           lines before the table; \"intervals\" in --json)\n"
 "        --json             print the results as one JSON document\n"
 "                           (docs/json.md); a run that fails still prints\n"
 "                           a whole document, with an \"error\" object\n"
@@ -95,6 +101,9 @@ static const char help_text[] =
 "        --rto-min=USEC     minimum retransmission timeout (default: the\n"
 "                           engine's 200 us); processes sharing busy cores\n"
 "                           want milliseconds, or they retransmit spuriously\n"
+"        --corrupt=MSG:OFF  testing --verify: QP 0's message MSG (from 0)\n"
+"                           goes out with byte OFF changed (write_bw and\n"
+"                           send_bw with --verify); the run must fail\n"
 "    -V, --version          print the version and exit\n"
 "    -h, --help             this text\n"
 "\n"
@@ -141,6 +150,8 @@ enum {
 	O_DAEMON,
 	O_RTO,
 	O_CYCLE,
+	O_INTERVAL,
+	O_CORRUPT,
 };
 
 static const struct option lo[] = {
@@ -166,6 +177,8 @@ static const struct option lo[] = {
 	{"rto-min", required_argument, NULL, O_RTO},
 	{"daemon", optional_argument, NULL, O_DAEMON},
 	{"cycle_buffer", required_argument, NULL, O_CYCLE},
+	{"interval", required_argument, NULL, O_INTERVAL},
+	{"corrupt", required_argument, NULL, O_CORRUPT},
 	{0},
 };
 
@@ -199,6 +212,22 @@ static bool parse_perftest(int ch, const char *arg, struct opts *o,
 		return true;
 	}
 	return false;
+}
+
+/* --corrupt=MSG:OFF */
+static void parse_corrupt(const char *arg, struct opts *o)
+{
+	char msg[32];
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : 0;
+
+	if (!colon || n == 0 || n >= sizeof(msg))
+		usage_err("--corrupt: '%s' is not MSG:OFF", arg);
+	memcpy(msg, arg, n);
+	msg[n] = 0;
+	o->corrupt_msg = num(msg, "--corrupt MSG", 0, UINT32_MAX);
+	o->corrupt_off = num(colon + 1, "--corrupt OFF", 0, MAX_ALL_SIZE - 1);
+	o->corrupt = true;
 }
 
 /* The transport and backend choices. Returns false for other options. */
@@ -237,6 +266,14 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 		return true;
 	case O_RTO:
 		o->rto_min_us = (int)num(arg, "--rto-min", 1, 10000000);
+		return true;
+	case O_INTERVAL:
+		if (mroce_parse_double(arg, 0.01, 3600, &o->interval))
+			usage_err("--interval: '%s' is not a number of seconds "
+				  "in [0.01, 3600]", arg);
+		return true;
+	case O_CORRUPT:
+		parse_corrupt(arg, o);
 		return true;
 	}
 	return false;
@@ -342,4 +379,12 @@ void perf_parse(int argc, char **argv, struct opts *o)
 		o->iters = o->bw ? 5000 : 1000;
 	if (!o->bw && o->qps > 1)
 		usage_err("%s", "latency tests use one QP (-q 1)");
+	if (o->interval && !o->bw)
+		usage_err("%s", "--interval applies to bandwidth tests");
+	if (o->corrupt && (!o->verify || o->kind == T_READ || !o->bw ||
+			   !o->host))
+		usage_err("%s", "--corrupt is for the client of write_bw or "
+				"send_bw with --verify");
+	if (o->corrupt && o->corrupt_off >= o->size)
+		usage_err("%s", "--corrupt: OFF must be inside the message (-s)");
 }

@@ -165,6 +165,46 @@ static void perftest_file(const struct ctx *c, struct json_object *row)
 	json_object_put(f);
 }
 
+/* --interval in the JSON row: [{start_s, end_s, transferred_bytes,
+ * bw_gbps}, ...]. */
+static struct json_object *ivl_json(const struct ivl *v, uint64_t n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+		double d = v[i].end - v[i].start;
+
+		mroce_json_add_fixed(o, "start_s", v[i].start, 3);
+		mroce_json_add_fixed(o, "end_s", v[i].end, 3);
+		mroce_json_add_u64(o, "transferred_bytes", v[i].bytes);
+		mroce_json_add_fixed(o, "bw_gbps",
+				     d > 0 ? (double)v[i].bytes * 8 / d / 1e9
+					   : 0,
+				     3);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* One --interval line as it closes, iperf3's columns: the interval in
+ * seconds since the start, bytes completed (MBytes/GBytes: 2^20/2^30)
+ * and the rate (Gbits/sec: 10^9). A header before the first. */
+void out_interval(const struct ctx *c, const struct ivl *v)
+{
+	double d = v->end - v->start, b = (double)v->bytes;
+
+	if (c->o.json)
+		return;
+	if (v->start < 1e-9)
+		printf(" Interval           Transfer       Bitrate\n");
+	printf(" %6.2f-%-6.2f sec  %7.2f %s  %7.2f Gbits/sec\n", v->start,
+	       v->end, b >= (1 << 30) ? b / (1 << 30) : b / (1 << 20),
+	       b >= (1 << 30) ? "GBytes" : "MBytes",
+	       d > 0 ? b * 8 / d / 1e9 : 0.0);
+	fflush(stdout);
+}
+
 void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r)
 {
 	double avg =
@@ -188,9 +228,15 @@ void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r)
 
 		mroce_json_add_u64(o, "size_bytes", size);
 		mroce_json_add_u64(o, "iterations", r->iters);
+		mroce_json_add_u64(o, "transferred_bytes", r->iters * size);
+		mroce_json_add_fixed(o, "duration_s", r->secs, 6);
+		mroce_json_add_fixed(o, "start_unix_s", r->start_unix, 6);
 		mroce_json_add_fixed(o, "bw_peak_gbps", r->peak_bps * 8 / 1e9, 6);
 		mroce_json_add_fixed(o, "bw_average_gbps", avg * 8 / 1e9, 6);
 		mroce_json_add_fixed(o, "msg_rate_mpps", mpps, 6);
+		if (c->o.interval)
+			json_object_object_add(o, "intervals",
+					       ivl_json(r->ivl, r->n_ivl));
 		json_object_array_add(results, o);
 		return;
 	}

@@ -117,6 +117,31 @@ static int ctl_line(struct ctx *c, char *line, size_t cap, bool block)
 /* ------------------------------------------------------------------ */
 /* Server                                                               */
 /* ------------------------------------------------------------------ */
+#define CREDIT_WRID UINT64_MAX /* wr_id of the credit WRITEs */
+
+/* write_bw --verify: tell the sender how many of QP q's messages were
+ * checked, by an RDMA WRITE of the count into its credit word, every
+ * quarter of the slots; one such WRITE in flight at a time, so its
+ * source word does not change under it. */
+static void send_credit(struct ctx *c, int q)
+{
+	struct qpctx *x = &c->q[q];
+	uint64_t off = credit_off((uint64_t)c->slots, c->slot_size);
+	uint64_t step = c->slots >= 4 ? (uint64_t)c->slots / 4 : 1;
+	uint64_t *w = (uint64_t *)((uint8_t *)x->mr->addr + off);
+
+	if (x->credit_busy || x->checked - x->credited < step)
+		return;
+	__atomic_store_n(w, x->checked, __ATOMIC_RELEASE);
+	post_send(c, q, MRV_WR_RDMA_WRITE, (uint8_t *)w, sizeof(*w),
+		  x->ri.buf_addr + off, CREDIT_WRID, 0);
+	x->credit_busy = true;
+	x->credited = x->checked;
+}
+
+/* A receive completed: check the message it announces (SEND: in the
+ * receive's slot; write_bw's WRITE_WITH_IMM: in slot it % slots, imm
+ * = it; write_lat's: slot 0), pong for latency tests, re-post. */
 static void server_recv(struct ctx *c, const struct mrv_wc *w, uint64_t size)
 {
 	int q = qidx(c, w->qp_num);
@@ -125,49 +150,98 @@ static void server_recv(struct ctx *c, const struct mrv_wc *w, uint64_t size)
 	uint64_t it = x->recvs++;
 
 	if (c->o.verify) {
-		/* SEND: the payload is in our slot. WRITE_WITH_IMM (latency):
-		 * the data went to slot 0; imm carries the iteration. */
 		uint8_t *p = w->opcode == MRV_WC_RECV ? slot(c, q, s)
-						      : slot(c, q, 0);
-		uint64_t len = w->opcode == MRV_WC_RECV ? w->byte_len : size;
+			     : c->o.bw ? slot(c, q,
+					      (int)(it % (uint64_t)c->slots))
+				       : slot(c, q, 0);
 
 		if (w->opcode == MRV_WC_RECV && w->byte_len != size)
-			c->bad_bytes += size;
+			bad_msg(c, q, it, size, BAD_LEN, w->byte_len);
+		else if (w->opcode != MRV_WC_RECV && w->imm_data != (uint32_t)it)
+			bad_msg(c, q, it, size, BAD_ORDER, w->imm_data);
 		else
-			c->bad_bytes += check(p, q, it, len);
+			c->bad_bytes += check(c, p, q, it, size);
 	}
-	if (!c->o.bw) {
+	x->checked = it + 1;
+	if (c->o.bw && c->o.kind == T_WRITE)
+		send_credit(c, q);
+	if (!c->o.bw)
 		/* Pong with the same operation and size. */
-		uint8_t *src = chk(c, q, 0);
-
-		if (c->o.verify)
-			fill(src, q, it, size);
 		post_send(c, q,
 			  c->o.kind == T_SEND ? MRV_WR_SEND
 					      : MRV_WR_RDMA_WRITE_WITH_IMM,
-			  src, size, x->ri.buf_addr, 0, (uint32_t)it);
-	}
+			  pat(c, q, it), size, x->ri.buf_addr, 0, (uint32_t)it);
 	post_recv(c, q, s);
+}
+
+/* The server's completions: receives are checked, credit WRITEs free
+ * the next one. Returns how many receives completed. */
+static int serve_wc(struct ctx *c, const struct mrv_wc *wc, int k,
+		    uint64_t size)
+{
+	int n = 0;
+
+	for (int i = 0; i < k; i++) {
+		int q;
+
+		if (wc[i].opcode == MRV_WC_RECV ||
+		    wc[i].opcode == MRV_WC_RECV_RDMA_WITH_IMM) {
+			server_recv(c, &wc[i], size);
+			n++;
+			continue;
+		}
+		q = qidx(c, wc[i].qp_num);
+		c->q[q].outstanding--;
+		if (wc[i].wr_id == CREDIT_WRID) {
+			c->q[q].credit_busy = false;
+			send_credit(c, q);
+		}
+	}
+	return n;
+}
+
+/* END <n>: the client's messages that consume a receive here, counted
+ * since the start. Check every one of them before answering: a message
+ * the client saw complete is delivered here soon after (its completion
+ * waits for the ones before it), so 10 s without it is a failure. */
+static void serve_end(struct ctx *c, uint64_t want, uint64_t size)
+{
+	double end = now_s() + 10;
+	uint64_t have = 0;
+
+	for (int q = 0; q < c->o.qps; q++)
+		have += c->q[q].recvs;
+	while (have < want) {
+		struct mrv_wc wc[32];
+		int k = poll_wc(c, wc, 32);
+
+		have += (uint64_t)serve_wc(c, wc, k, size);
+		if (!k && now_s() > end) {
+			fprintf(stderr,
+				"%s: %" PRIu64 " of the client's %" PRIu64
+				" messages never arrived\n",
+				prog, want - have, want);
+			bad_msg(c, 0, have, size * (want - have), BAD_MISSING,
+				want - have);
+			return;
+		}
+		if (!k)
+			(void)mrv_wait_cq(c->cq, 1);
+	}
 }
 
 static void serve(struct ctx *c)
 {
 	struct mrv_dev_stats st;
 	char line[128];
-	uint64_t size = 0;
+	uint64_t size = 0, want;
 
 	for (;;) {
 		struct mrv_wc wc[32];
 		int k;
 
 		k = poll_wc(c, wc, 32);
-		for (int i = 0; i < k; i++) {
-			if (wc[i].opcode == MRV_WC_RECV ||
-			    wc[i].opcode == MRV_WC_RECV_RDMA_WITH_IMM)
-				server_recv(c, &wc[i], size);
-			else
-				c->q[qidx(c, wc[i].qp_num)].outstanding--;
-		}
+		serve_wc(c, wc, k, size);
 		if (k)
 			continue;
 		if (!ctl_line(c, line, sizeof(line), false)) {
@@ -195,25 +269,30 @@ static void serve(struct ctx *c)
 			if (c->o.kind == T_READ && c->o.verify)
 				for (int q = 0; q < c->o.qps; q++)
 					for (int s = 0; s < c->slots; s++)
-						fill(slot(c, q, s), q,
-						     (uint64_t)s, size);
+						memcpy(slot(c, q, s),
+						       pat(c, q, (uint64_t)s),
+						       size);
 			ctl_send(c, "OK\n");
-		} else if (!strcmp(line, "END")) {
-			/* Drain what already arrived before answering. */
-			for (int r = 0; r < 100; r++) {
-				k = poll_wc(c, wc, 32);
-				for (int i = 0; i < k; i++)
-					if (wc[i].opcode == MRV_WC_RECV ||
-					    wc[i].opcode ==
-						    MRV_WC_RECV_RDMA_WITH_IMM)
-						server_recv(c, &wc[i], size);
+		} else if (sscanf(line, "END %" SCNu64, &want) == 1) {
+			serve_end(c, want, size);
+			if (c->bad_bytes) {
+				char where[160];
+
+				bad_text(c, &c->bad, where, sizeof(where));
+				fprintf(stderr,
+					"%s: verify FAILED at size %" PRIu64
+					": %" PRIu64 " bad bytes; first: %s\n",
+					prog, size, c->bad_bytes, where);
 			}
 			run_stats(c, &st);
 			ctl_send(c,
 				 "RES %" PRIu64 " %" PRIu64 " %" PRIu64
-				 " %" PRIu64 "\n",
+				 " %" PRIu64 " %d %" PRIu64 " %" PRIu64
+				 " %u %u %u\n",
 				 c->bad_bytes, st.rx_data_pkts, st.rx_ooo,
-				 st.rx_dup);
+				 st.rx_dup, c->bad.set ? c->bad.q : -1,
+				 c->bad.msg, c->bad.off, c->bad.want,
+				 c->bad.got, c->bad.what);
 		} else if (!strcmp(line, "BYE")) {
 			return;
 		} else {
@@ -319,6 +398,7 @@ static void setup(struct ctx *c)
 	c->slots = 2 * c->o.tx_depth;
 	while (c->slots > 2 && (uint64_t)c->slots * max > BUF_BUDGET)
 		c->slots /= 2;
+	c->mr_len = buf_len((uint64_t)c->slots, max);
 	if (!c->o.host) {
 		err = mrv_listen(c->dev, NULL, c->o.port, &l);
 		if (err)
@@ -337,7 +417,7 @@ static void setup(struct ctx *c)
 
 		err = mrv_create_qp(c->pd, &qa, &x->qp);
 		if (!err)
-			err = mrv_alloc_mr(c->pd, (uint64_t)c->slots * 2 * max,
+			err = mrv_alloc_mr(c->pd, c->mr_len,
 					   MRV_ACCESS_LOCAL_WRITE |
 						   MRV_ACCESS_REMOTE_WRITE |
 						   MRV_ACCESS_REMOTE_READ,
@@ -370,15 +450,17 @@ static void setup(struct ctx *c)
 	}
 	c->ctl = c->q[0].ri.sock;
 	for (int q = 0; c->o.host && q < c->o.qps; q++)
-		if (c->q[q].ri.buf_len < (uint64_t)c->slots * 2 * max)
+		if (c->q[q].ri.buf_len < c->mr_len)
 			perf_die(1,
 				 "server buffer too small (%" PRIu64 " bytes): "
 				 "start it with the same -s/-a/-t",
 				 c->q[q].ri.buf_len);
 	mrv_listener_close(l);
 	mrv_query_stats(c->dev, &c->st0);
-	/* Receives first: a peer may start sending right after RTS. */
-	if (c->o.kind == T_SEND || (!c->o.bw && c->o.kind == T_WRITE))
+	pat_init(c);
+	/* Receives first: a peer may start sending right after RTS (SENDs,
+	 * and the WRITE_WITH_IMMs of write_bw --verify and write_lat). */
+	if (c->o.kind != T_READ)
 		for (int q = 0; q < c->o.qps; q++)
 			for (int s = 0; s < (c->o.bw ? c->slots : 4); s++)
 				post_recv(c, q, s);
@@ -386,10 +468,48 @@ static void setup(struct ctx *c)
 
 /* One size: RUN, measure, END; the server's answer says what its
  * receiver saw and whether every byte it checked was right. */
+/* The client's messages that consume a receive at the server (SENDs,
+ * write_bw --verify's WRITE_WITH_IMMs, latency pings), since the start:
+ * the server checks them all before it answers END. */
+static uint64_t server_recvs(const struct ctx *c)
+{
+	uint64_t n = 0;
+
+	if (c->o.kind == T_READ ||
+	    (c->o.kind == T_WRITE && c->o.bw && !c->o.verify))
+		return 0;
+	for (int q = 0; q < c->o.qps; q++)
+		n += c->q[q].posted;
+	return n;
+}
+
+/* The server's RES: counters, then where its first failure was. */
+static void client_res(struct ctx *c, const char *line, struct spray *peer)
+{
+	uint64_t bad, a, b, d, msg, off;
+	unsigned want, got, what;
+	int q;
+
+	if (sscanf(line,
+		   "RES %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %d %" SCNu64 " %" SCNu64 " %u %u %u",
+		   &bad, &a, &b, &d, &q, &msg, &off, &want, &got, &what) != 10)
+		perf_die(1, "bad reply from server: '%s'", line);
+	*peer = (struct spray){a, b, d};
+	if (!bad)
+		return;
+	c->bad_bytes += bad;
+	if (q >= 0 && q < c->o.qps && !c->bad.set)
+		c->bad = (struct bad_at){true,		 q,	     msg,
+					 off,		 (uint8_t)want,
+					 (uint8_t)got, (uint8_t)what};
+}
+
+/* One size: RUN, measure, END; the server's answer says what its
+ * receiver saw and whether every byte it checked was right. */
 static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 {
-	uint64_t bad, a, b, d;
-	char line[128];
+	char line[160], where[160];
 
 	ctl_send(c, "RUN %" PRIu64 " %d\n", size, c->o.verify);
 	ctl_line(c, line, sizeof(line), true);
@@ -402,7 +522,10 @@ static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 		struct bw_res r;
 
 		run_bw(c, size, &r);
+		if (c->o.interval)
+			out_table_head(c);
 		out_bw_row(c, size, &r);
+		free(r.ivl);
 	} else {
 		double *v;
 		uint64_t n = run_lat(c, size, &v);
@@ -410,18 +533,16 @@ static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 		out_lat_row(c, size, v, n);
 		free(v);
 	}
-	ctl_send(c, "END\n");
+	ctl_send(c, "END %" PRIu64 "\n", server_recvs(c));
 	ctl_line(c, line, sizeof(line), true);
-	if (sscanf(line, "RES %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
-		   &bad, &a, &b, &d) != 4)
-		perf_die(1, "bad reply from server: '%s'", line);
-	*peer = (struct spray){a, b, d};
-	c->bad_bytes += bad;
-	if (c->bad_bytes)
-		perf_die(1,
-			 "verify FAILED at size %" PRIu64 ": %" PRIu64
-			 " bad bytes",
-			 size, c->bad_bytes);
+	client_res(c, line, peer);
+	if (!c->bad_bytes)
+		return;
+	bad_text(c, &c->bad, where, sizeof(where));
+	perf_die(1,
+		 "verify FAILED at size %" PRIu64 ": %" PRIu64
+		 " bad bytes; first: %s",
+		 size, c->bad_bytes, where);
 }
 
 int main(int argc, char **argv)
@@ -441,7 +562,8 @@ int main(int argc, char **argv)
 			       c.bad_bytes);
 		return c.bad_bytes ? 1 : 0;
 	}
-	out_table_head(&c);
+	if (!c.o.interval)
+		out_table_head(&c);
 	size = c.o.all ? 2 : c.o.size;
 	max = c.o.all ? MAX_ALL_SIZE : c.o.size;
 	for (; size <= max; size *= 2) {

@@ -45,6 +45,9 @@ struct opts {
 	const char *ifname, *local;
 	bool daemon;		 /* --daemon: mroced serves the device */
 	const char *daemon_sock; /* NULL: the default socket */
+	double interval;	 /* --interval: seconds, 0 = off */
+	bool corrupt;		 /* --corrupt: test hook, see options.c */
+	uint64_t corrupt_msg, corrupt_off;
 };
 
 struct qpctx {
@@ -54,6 +57,25 @@ struct qpctx {
 	uint64_t posted, done; /* sends posted / completed */
 	uint64_t recvs;	       /* receives completed */
 	int outstanding;
+	/* --verify of write_bw (run.c, "Verification"): the receiver's
+	 * messages checked, the count it last told the sender, and
+	 * whether that credit WRITE is still in flight. */
+	uint64_t checked, credited;
+	bool credit_busy;
+};
+
+/* The first failure a --verify check found: a wrong byte (at off, want
+ * and got), a SEND of the wrong length (off = its length), a completion
+ * out of order (off = the immediate it carried), or messages that never
+ * arrived (msg = the first, off = how many). */
+enum bad_what { BAD_BYTE, BAD_LEN, BAD_ORDER, BAD_MISSING };
+
+struct bad_at {
+	bool set;
+	int q;
+	uint64_t msg, off;
+	uint8_t want, got;
+	uint8_t what; /* enum bad_what */
 };
 
 struct ctx {
@@ -64,15 +86,26 @@ struct ctx {
 	struct qpctx q[MAX_QPS];
 	uint64_t slot_size;
 	int slots;
+	uint64_t mr_len; /* every QP's buffer: slots, pattern, credit */
 	int ctl;	    /* control socket (first QP's) */
 	uint64_t bad_bytes; /* verify failures seen here */
+	struct bad_at bad;  /* where the first one was */
 	char local[64];
 	struct mrv_dev_stats st0; /* the device's counters before the run */
+};
+
+/* One --interval line: bytes completed in [start, end) of the run. */
+struct ivl {
+	double start, end;
+	uint64_t bytes;
 };
 
 struct bw_res {
 	uint64_t iters;
 	double secs, peak_bps;
+	double start_unix; /* wall clock at the start (aligns intervals) */
+	struct ivl *ivl;   /* --interval: malloc'd, n_ivl of them */
+	uint64_t n_ivl;
 };
 
 /* What the server's receiver saw (its "RES" answer). */
@@ -93,13 +126,23 @@ void run_stats(struct ctx *c, struct mrv_dev_stats *st);
 
 /* run.c */
 double now_s(void);
-void fill(uint8_t *p, int q, uint64_t it, uint64_t len);
-uint64_t check(const uint8_t *p, int q, uint64_t it, uint64_t len);
+/* The buffer of every QP, the same layout on both sides: the slots, then
+ * the --verify pattern, then the credit word. */
+uint64_t buf_len(uint64_t slots, uint64_t max);
+uint64_t credit_off(uint64_t slots, uint64_t max);
+void pat_init(struct ctx *c);
+const uint8_t *pat(struct ctx *c, int q, uint64_t it);
+uint64_t check(struct ctx *c, const uint8_t *p, int q, uint64_t it,
+	       uint64_t len);
+/* A whole message of size bytes is wrong (enum bad_what, not BAD_BYTE). */
+void bad_msg(struct ctx *c, int q, uint64_t it, uint64_t size,
+	     enum bad_what what, uint64_t off);
+/* "QP 0 (QPN 0x...), message 17, offset 4095: expected 0x3c, got 0x66" */
+void bad_text(struct ctx *c, const struct bad_at *b, char *buf, size_t cap);
 uint8_t *slot(struct ctx *c, int q, int s);
-uint8_t *chk(struct ctx *c, int q, int s);
 int qidx(struct ctx *c, uint32_t qpn);
-void post_send(struct ctx *c, int q, enum mrv_wr_opcode op, uint8_t *laddr,
-	       uint64_t len, uint64_t raddr, uint64_t wr_id, uint32_t imm);
+void post_send(struct ctx *c, int q, enum mrv_wr_opcode op,
+	       const uint8_t *laddr, uint64_t len, uint64_t raddr, uint64_t wr_id, uint32_t imm);
 void post_recv(struct ctx *c, int q, int s);
 int poll_wc(struct ctx *c, struct mrv_wc *wc, int n);
 void run_bw(struct ctx *c, uint64_t size, struct bw_res *res);
@@ -111,6 +154,7 @@ void out_begin(const struct ctx *c);
 void out_header(struct ctx *c);
 void out_table_head(const struct ctx *c);
 void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r);
+void out_interval(const struct ctx *c, const struct ivl *v);
 void out_lat_row(const struct ctx *c, uint64_t size, double *v, uint64_t n);
 void out_spray(struct ctx *c, const struct spray *peer);
 /* End the --json document (error: NULL, or what ended the run early). */

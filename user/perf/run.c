@@ -6,6 +6,8 @@
  */
 #include "perf.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,30 +20,38 @@ double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The --verify pattern: a function of (QP, iteration, offset) that
- * differs between neighbouring iterations and offsets. */
-static uint8_t pat(int q, uint64_t it, uint64_t off)
-{
-	uint64_t x = it * 0x9e3779b97f4a7c15ull + off + ((uint64_t)q << 56);
+/* ------------------------------------------------------------------ */
+/* Verification (docs/libmroce.md, "mroce_perf --verify")               */
+/* ------------------------------------------------------------------ */
+/*
+ * Message `it` of QP q carries PAT window (q, it): the bytes of one
+ * pseudo-random pattern, generated alike on both sides, starting at a
+ * shift that moves by PAT_STEP bytes from one message to the next. A
+ * sender posts straight from the pattern (nothing is written per
+ * message), a receiver compares with memcmp as each message completes:
+ * verification costs the receiver one pass over the bytes and the sender
+ * nothing. Neighbouring messages, and the message a slot held before, sit
+ * at other shifts, so a byte of the wrong message is caught like any other
+ * wrong byte (each byte differs with probability 255/256).
+ */
+#define PAT_STEP 64u
+#define PAT_SHIFTS 509u /* prime: no power-of-two slot count divides it */
+#define PAT_SPAN ((uint64_t)PAT_STEP * PAT_SHIFTS)
+#define PAT_QP_SKEW 131u /* QPs start at different shifts */
 
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return (uint8_t)(x >> 32) ^ (uint8_t)off;
+static uint64_t round64(uint64_t x)
+{
+	return (x + 63) & ~63ull;
 }
 
-void fill(uint8_t *p, int q, uint64_t it, uint64_t len)
+uint64_t credit_off(uint64_t slots, uint64_t max)
 {
-	for (uint64_t i = 0; i < len; i++)
-		p[i] = pat(q, it, i);
+	return round64(slots * max + max + PAT_SPAN);
 }
 
-uint64_t check(const uint8_t *p, int q, uint64_t it, uint64_t len)
+uint64_t buf_len(uint64_t slots, uint64_t max)
 {
-	uint64_t bad = 0;
-
-	for (uint64_t i = 0; i < len; i++)
-		bad += p[i] != pat(q, it, i);
-	return bad;
+	return credit_off(slots, max) + 64;
 }
 
 uint8_t *slot(struct ctx *c, int q, int s)
@@ -49,9 +59,126 @@ uint8_t *slot(struct ctx *c, int q, int s)
 	return (uint8_t *)c->q[q].mr->addr + (uint64_t)s * c->slot_size;
 }
 
+static uint8_t *pat_area(struct ctx *c, int q)
+{
+	return slot(c, q, c->slots);
+}
+
+/* The pattern (splitmix64, a fixed seed: both sides make the same one)
+ * in every QP's buffer, after the slots. */
+void pat_init(struct ctx *c)
+{
+	uint64_t len = c->slot_size + PAT_SPAN, x = 0x6d726f6365ull;
+	uint8_t *p0 = pat_area(c, 0);
+
+	for (uint64_t i = 0; i < len; i += 8) {
+		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		memcpy(p0 + i, &z, len - i < 8 ? len - i : 8);
+	}
+	for (int q = 1; q < c->o.qps; q++)
+		memcpy(pat_area(c, q), p0, len);
+}
+
+const uint8_t *pat(struct ctx *c, int q, uint64_t it)
+{
+	uint64_t k = (it + (uint64_t)q * PAT_QP_SKEW) % PAT_SHIFTS;
+
+	return pat_area(c, q) + k * PAT_STEP;
+}
+
+/* Wrong bytes of message it of QP q at p; the first one is kept in
+ * c->bad (QP, message, offset, expected and found byte). */
+uint64_t check(struct ctx *c, const uint8_t *p, int q, uint64_t it,
+	       uint64_t len)
+{
+	const uint8_t *w = pat(c, q, it);
+	uint64_t bad = 0;
+
+	if (!memcmp(p, w, len))
+		return 0;
+	for (uint64_t i = 0; i < len; i++) {
+		if (p[i] == w[i])
+			continue;
+		if (!c->bad.set)
+			c->bad = (struct bad_at){true, q, it, i, w[i], p[i],
+						 BAD_BYTE};
+		bad++;
+	}
+	return bad;
+}
+
+void bad_msg(struct ctx *c, int q, uint64_t it, uint64_t size,
+	     enum bad_what what, uint64_t off)
+{
+	if (!c->bad.set)
+		c->bad = (struct bad_at){true, q, it, off, 0, 0, (uint8_t)what};
+	c->bad_bytes += size;
+}
+
+void bad_text(struct ctx *c, const struct bad_at *b, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "QP %d (QPN 0x%06x), message %" PRIu64,
+			 b->q, b->q < c->o.qps ? mrv_qp_num(c->q[b->q].qp) : 0,
+			 b->msg);
+
+	if (n < 0 || (size_t)n >= cap)
+		return;
+	buf += n;
+	cap -= (size_t)n;
+	switch (b->what) {
+	case BAD_BYTE:
+		snprintf(buf, cap,
+			 ", offset %" PRIu64 ": expected 0x%02x, got 0x%02x",
+			 b->off, b->want, b->got);
+		break;
+	case BAD_LEN:
+		snprintf(buf, cap, ": wrong length %" PRIu64, b->off);
+		break;
+	case BAD_ORDER:
+		snprintf(buf, cap, ": out of order (immediate %" PRIu64 ")",
+			 b->off);
+		break;
+	default:
+		snprintf(buf, cap, " and %" PRIu64 " after it never arrived",
+			 b->off ? b->off - 1 : 0);
+	}
+}
+
+/* Where a message to send comes from: its pattern window, except for
+ * the one --corrupt names, which is copied to its own slot with one
+ * byte changed (a wrong byte that really crosses the wire). */
+static const uint8_t *src(struct ctx *c, int q, uint64_t it, uint64_t len)
+{
+	uint8_t *p;
+
+	if (!c->o.corrupt || q || it != c->o.corrupt_msg ||
+	    c->o.corrupt_off >= len)
+		return pat(c, q, it);
+	p = slot(c, q, (int)(it % (uint64_t)c->slots));
+	memcpy(p, pat(c, q, it), len);
+	p[c->o.corrupt_off] ^= 0x5a;
+	return p;
+}
+
+/* How many messages of QP q the receiver has checked (write_bw
+ * --verify): it RDMA-WRITEs the count into our credit word. A slot is
+ * written again only once the receiver checked what it held. */
+static uint64_t credit(struct ctx *c, int q)
+{
+	const uint64_t *w =
+		(const uint64_t *)((uint8_t *)c->q[q].mr->addr +
+				   credit_off((uint64_t)c->slots, c->slot_size));
+
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
 /* Where message `it` of `size` bytes starts in a QP's buffer, local and
- * remote alike. --verify: its own slot (the bytes of every message in
- * flight are checked, so they must not share). Otherwise perftest's rule
+ * remote alike. --verify: its own slot (a message in flight must not
+ * share its target with another). Otherwise perftest's rule
  * (--cycle_buffer): up to half the cycle buffer, messages step through
  * it in cache-line aligned strides; larger ones all start at 0. Cycling
  * through every slot instead made each message's source cold in the
@@ -68,12 +195,6 @@ static uint64_t msg_off(const struct ctx *c, uint64_t it, uint64_t size)
 	return (it % (c->o.cycle_buffer / step)) * step;
 }
 
-/* Check area for READ-back: after the slots. */
-uint8_t *chk(struct ctx *c, int q, int s)
-{
-	return slot(c, q, c->slots + s);
-}
-
 int qidx(struct ctx *c, uint32_t qpn)
 {
 	for (int i = 0; i < c->o.qps; i++)
@@ -82,7 +203,8 @@ int qidx(struct ctx *c, uint32_t qpn)
 	perf_die(1, "completion for unknown QP 0x%06x", qpn);
 }
 
-void post_send(struct ctx *c, int q, enum mrv_wr_opcode op, uint8_t *laddr,
+void post_send(struct ctx *c, int q, enum mrv_wr_opcode op,
+	       const uint8_t *laddr,
 	       uint64_t len, uint64_t raddr, uint64_t wr_id, uint32_t imm)
 {
 	struct mrv_sge sg = {.addr = (uintptr_t)laddr,
@@ -166,75 +288,34 @@ static bool more(const struct ctx *c, uint64_t posted, double t0)
 	return posted < (uint64_t)c->o.iters;
 }
 
-/* --verify with WRITEs, one window at a time: WRITE up to depth messages
- * per QP to distinct slots, READ them all back into the check area,
- * compare. Returns the messages written. */
-static uint64_t bw_verify_window(struct ctx *c, uint64_t size, int depth,
-				 uint64_t *posted, double t0)
-{
-	int w[MAX_QPS] = {0}, pending = 0;
-	uint64_t base[MAX_QPS], done = 0;
-	struct mrv_wc wc[64];
-
-	for (int q = 0; q < c->o.qps; q++) {
-		struct qpctx *x = &c->q[q];
-
-		base[q] = x->posted;
-		for (; w[q] < depth && more(c, *posted, t0);
-		     w[q]++, (*posted)++, pending++) {
-			uint64_t it = x->posted++;
-			int s = (int)(it % (uint64_t)c->slots);
-
-			fill(slot(c, q, s), q, it, size);
-			post_send(c, q, MRV_WR_RDMA_WRITE, slot(c, q, s), size,
-				  x->ri.buf_addr + (uint64_t)s * c->slot_size,
-				  it, 0);
-		}
-	}
-	while (pending) {
-		int k = poll_wc(c, wc, 64);
-
-		pending -= k;
-		done += (uint64_t)k;
-	}
-	for (int q = 0; q < c->o.qps; q++)
-		for (int i = 0; i < w[q]; i++, pending++) {
-			int s = (int)((base[q] + (uint64_t)i) %
-				      (uint64_t)c->slots);
-
-			memset(chk(c, q, s), 0, size);
-			post_send(c, q, MRV_WR_RDMA_READ, chk(c, q, s), size,
-				  c->q[q].ri.buf_addr +
-					  (uint64_t)s * c->slot_size,
-				  0, 0);
-		}
-	while (pending)
-		pending -= poll_wc(c, wc, 64);
-	for (int q = 0; q < c->o.qps; q++)
-		for (int i = 0; i < w[q]; i++) {
-			uint64_t it = base[q] + (uint64_t)i;
-			int s = (int)(it % (uint64_t)c->slots);
-
-			c->bad_bytes += check(chk(c, q, s), q, it, size);
-		}
-	return done;
-}
-
-/* Fills QP q's send queue up to depth with the test's operation. */
+/* Fills QP q's send queue up to depth with the test's operation.
+ * write_bw --verify: WRITE_WITH_IMM (the receiver learns of each message
+ * and checks it), and never more than a buffer's worth of slots past
+ * what the receiver has checked. */
 static void bw_post(struct ctx *c, int q, uint64_t size, int depth,
 		    uint64_t *posted, double t0)
 {
 	struct qpctx *x = &c->q[q];
+	bool credits = c->o.verify && c->o.kind == T_WRITE;
 
 	while (x->outstanding < depth && more(c, *posted, t0)) {
-		uint64_t it = x->posted++;
+		uint64_t it = x->posted;
 		uint64_t off = msg_off(c, it, size);
 		uint8_t *l = (uint8_t *)x->mr->addr + off;
 		uint64_t r = x->ri.buf_addr + off;
 
+		if (credits && it >= credit(c, q) + (uint64_t)c->slots)
+			return; /* the receiver has not checked the slot yet */
+		x->posted++;
 		switch (c->o.kind) {
 		case T_WRITE:
-			post_send(c, q, MRV_WR_RDMA_WRITE, l, size, r, it, 0);
+			if (c->o.verify)
+				post_send(c, q, MRV_WR_RDMA_WRITE_WITH_IMM,
+					  src(c, q, it, size), size, r, it,
+					  (uint32_t)it);
+			else
+				post_send(c, q, MRV_WR_RDMA_WRITE, l, size, r,
+					  it, 0);
 			break;
 		case T_READ:
 			if (c->o.verify)
@@ -242,12 +323,52 @@ static void bw_post(struct ctx *c, int q, uint64_t size, int depth,
 			post_send(c, q, MRV_WR_RDMA_READ, l, size, r, it, 0);
 			break;
 		case T_SEND:
-			if (c->o.verify)
-				fill(l, q, it, size);
-			post_send(c, q, MRV_WR_SEND, l, size, 0, it, 0);
+			post_send(c, q, MRV_WR_SEND,
+				  c->o.verify ? src(c, q, it, size) : l, size,
+				  0, it, 0);
 			break;
 		}
 		(*posted)++;
+	}
+}
+
+/* --interval: the intervals that ended by t (seconds since the start)
+ * get the bytes completed since the previous one; at the end of the run
+ * (last) the partial interval gets the rest, so they add up to the
+ * run's total. */
+struct ivl_run {
+	double next;	/* end of the open interval */
+	uint64_t done0; /* completions before it */
+	size_t cap;
+};
+
+static void ivl_tick(struct ctx *c, struct ivl_run *v, struct bw_res *r,
+		     uint64_t done, uint64_t size, double t, bool last)
+{
+	double len = c->o.interval;
+
+	for (;;) {
+		bool full = t >= v->next;
+		struct ivl *n;
+
+		if (!full && (!last || (done == v->done0 &&
+					t - (v->next - len) < 1e-3)))
+			return; /* open, or nothing left to report */
+		if (r->n_ivl == v->cap) {
+			v->cap = v->cap ? 2 * v->cap : 64;
+			r->ivl = realloc(r->ivl, v->cap * sizeof(*r->ivl));
+			if (!r->ivl)
+				perf_die(1, "out of memory");
+		}
+		n = &r->ivl[r->n_ivl++];
+		n->start = v->next - len;
+		n->end = full ? v->next : t;
+		n->bytes = (done - v->done0) * size;
+		out_interval(c, n);
+		v->done0 = done;
+		if (!full)
+			return;
+		v->next += len;
 	}
 }
 
@@ -256,17 +377,15 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 	int depth = c->o.tx_depth < c->slots ? c->o.tx_depth : c->slots;
 	uint64_t posted = 0, done = 0;
 	struct peak pk = {0};
+	struct ivl_run iv = {.next = c->o.interval};
 	struct mrv_wc wc[64];
+	struct timespec wall;
 	double t0 = now_s();
 
+	clock_gettime(CLOCK_REALTIME, &wall);
+	*res = (struct bw_res){
+		.start_unix = (double)wall.tv_sec + (double)wall.tv_nsec * 1e-9};
 	pk.t0 = pk.last_t = t0;
-	if (c->o.verify && c->o.kind == T_WRITE) {
-		while (more(c, posted, t0)) {
-			done += bw_verify_window(c, size, depth, &posted, t0);
-			peak_tick(&pk, done, size, now_s());
-		}
-		goto out;
-	}
 	while (more(c, posted, t0) || done < posted) {
 		int k;
 
@@ -276,24 +395,26 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 		for (int i = 0; i < k; i++) {
 			int q = qidx(c, wc[i].qp_num);
 			uint64_t it = wc[i].wr_id;
+			int s = (int)(it % (uint64_t)c->slots);
 
 			c->q[q].outstanding--;
 			done++;
 			if (c->o.verify && c->o.kind == T_READ)
-				c->bad_bytes += check(
-					slot(c, q,
-					     (int)(it % (uint64_t)c->slots)),
-					q, it % (uint64_t)c->slots, size);
+				c->bad_bytes += check(c, slot(c, q, s), q,
+						      (uint64_t)s, size);
 		}
 		/* Windows end at completions only: an idle stretch followed
 		 * by one big completion must not look like a burst. */
 		if (k)
 			peak_tick(&pk, done, size, now_s());
+		if (c->o.interval)
+			ivl_tick(c, &iv, res, done, size, now_s() - t0, false);
 	}
-out:
 	res->secs = now_s() - t0;
 	res->iters = done;
 	res->peak_bps = pk.best;
+	if (c->o.interval)
+		ivl_tick(c, &iv, res, done, size, res->secs, true);
 	if (res->secs > 0 &&
 	    (double)done * (double)size / res->secs > res->peak_bps)
 		res->peak_bps = (double)done * (double)size / res->secs;
@@ -332,17 +453,15 @@ uint64_t run_lat(struct ctx *c, uint64_t size, double **samples)
 			v[n++] = (now_s() - t1) * 1e6;
 			if (c->o.verify)
 				c->bad_bytes +=
-					check(slot(c, 0, 0), 0, 0, size);
+					check(c, slot(c, 0, 0), 0, 0, size);
 			continue;
 		}
-		/* Ping from the check area, pong lands in slot 0 (WRITE) or
-		 * a receive slot (SEND). */
-		if (c->o.verify)
-			fill(chk(c, 0, 0), 0, it, size);
+		/* Ping from the pattern, pong lands in slot 0 (WRITE) or a
+		 * receive slot (SEND). */
 		post_send(c, 0,
 			  c->o.kind == T_SEND ? MRV_WR_SEND
 					      : MRV_WR_RDMA_WRITE_WITH_IMM,
-			  chk(c, 0, 0), size, x->ri.buf_addr, it, (uint32_t)it);
+			  pat(c, 0, it), size, x->ri.buf_addr, it, (uint32_t)it);
 		x->posted++;
 		while (!got) {
 			int k = poll_wc(c, wc, 4);
@@ -354,6 +473,7 @@ uint64_t run_lat(struct ctx *c, uint64_t size, double **samples)
 				got = true;
 				if (c->o.verify)
 					c->bad_bytes += check(
+						c,
 						wc[i].opcode == MRV_WC_RECV
 							? slot(c, 0,
 							       (int)wc[i].wr_id)
