@@ -21,11 +21,13 @@
 #   iproute2 nftables ethtool   network-namespace tests and the test fabric
 #   libjson-c-dev         JSON output of every tool (one escaping, one schema)
 #   help2man              man pages generated from each tool's --help
+#   python3 gnuplot-nox   make demo: reads mroce_perf's JSON, plots goodput
+#                         over time (PNG)
 set -euo pipefail
 
 PKGS=(gcc make pkg-config clang llvm libclang-rt-14-dev libbpf-dev libxdp-dev
       bpftool xdp-tools check tshark iproute2 nftables ethtool
-      libjson-c-dev help2man)
+      libjson-c-dev help2man python3 gnuplot-nox)
 
 # tool-or-file  package   (what --check verifies)
 PROBES=(
@@ -34,6 +36,7 @@ PROBES=(
   "cmd:ip iproute2" "cmd:nft nftables"
   "pc:libbpf libbpf-dev" "pc:libxdp libxdp-dev" "pc:check check"
   "pc:json-c libjson-c-dev" "cmd:help2man help2man"
+  "cmd:python3 python3" "cmd:gnuplot gnuplot-nox"
   "file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev"
 )
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# bench_scripts.sh - the benchmark scripts refuse bad arguments (exit 2,
+# bench_scripts.sh - the benchmark scripts and the demo refuse bad
+# arguments (exit 2,
 # a line naming the argument) and scripts/bench_sim.sh --seeds sums its
 # per-seed table correctly (median and "seeds meeting" rows, checked
 # against the rows it printed). No namespaces: the fabric benchmark's
@@ -34,6 +35,13 @@ bad "--backend afxdp|udp" bash $E2E --backend dpdk
 bad "unknown argument '--bogus'" bash $E2E --bogus
 bad "unknown argument '--bogus'" bash scripts/bench_sim.sh --bogus
 bash $E2E --help | grep -q -- "--rounds K" || fail "bench_e2e --help lacks --rounds"
+D=scripts/demo.sh
+bad "--seconds: 3 to 30" bash $D --seconds 2
+bad "--seconds: 3 to 30" bash $D --seconds x
+bad "--backend afxdp|udp" bash $D --backend dpdk
+bad "--out needs a value" bash $D --out
+bad "unknown argument '--bogus'" bash $D --bogus
+bash $D --help | grep -q -- "--out DIR" || fail "demo.sh --help lacks --out"
 bash scripts/bench_sim.sh --help | grep -q -- "--seeds" || fail "bench_sim --help"
 
 # --seeds on three small seeds: the summary rows must agree with the rows

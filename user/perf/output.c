@@ -21,6 +21,7 @@
 
 static struct json_object *doc;	    /* --json: the document */
 static struct json_object *results; /* its "results" array */
+static const struct bw_res *live;   /* the bandwidth run going on */
 
 static const char *test_title(const struct opts *o)
 {
@@ -63,12 +64,29 @@ void out_begin(const struct ctx *c)
 	json_object_object_add(doc, "results", results);
 }
 
+/* The intervals of a run that ends in an error are kept: "partial"
+ * (start_unix_s and intervals, as in a row). */
+static struct json_object *ivl_json(const struct ivl *v, uint64_t n);
+
+void out_live(const struct bw_res *r)
+{
+	live = r;
+}
+
 void out_end(int code, const char *error)
 {
 	if (!doc)
 		return;
 	if (error)
 		mroce_json_set_error(doc, code, error);
+	if (error && live && live->n_ivl) {
+		struct json_object *p = json_object_new_object();
+
+		mroce_json_add_fixed(p, "start_unix_s", live->start_unix, 6);
+		json_object_object_add(p, "intervals",
+				       ivl_json(live->ivl, live->n_ivl));
+		json_object_object_add(doc, "partial", p);
+	}
 	mroce_json_emit(stdout, doc, 1);
 	doc = NULL;
 }

@@ -525,6 +525,7 @@ static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 		if (c->o.interval)
 			out_table_head(c);
 		out_bw_row(c, size, &r);
+		out_live(NULL);
 		free(r.ivl);
 	} else {
 		double *v;

@@ -155,6 +155,8 @@ void out_header(struct ctx *c);
 void out_table_head(const struct ctx *c);
 void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r);
 void out_interval(const struct ctx *c, const struct ivl *v);
+/* The run whose intervals a failure still reports (NULL: none). */
+void out_live(const struct bw_res *r);
 void out_lat_row(const struct ctx *c, uint64_t size, double *v, uint64_t n);
 void out_spray(struct ctx *c, const struct spray *peer);
 /* End the --json document (error: NULL, or what ended the run early). */

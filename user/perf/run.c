@@ -386,6 +386,7 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 	*res = (struct bw_res){
 		.start_unix = (double)wall.tv_sec + (double)wall.tv_nsec * 1e-9};
 	pk.t0 = pk.last_t = t0;
+	out_live(res);
 	while (more(c, posted, t0) || done < posted) {
 		int k;
 
