@@ -9,11 +9,16 @@
  *
  * Client and server talk over the rendezvous TCP socket of the first QP:
  *   client: "RUN <size> <verify>\n"  server: "OK\n"   (server is ready)
- *   client: "END\n"         server: "RES <bad> <rx_data> <rx_ooo> <rx_dup>\n"
+ *   client: "END <n>\n"  (n: its messages that consume a receive here)
+ *   server: "RES <bad> <rx_data> <rx_ooo> <rx_dup> <q> <msg> <off> <want>
+ *            <got> <what>\n"  (the last six: its first --verify failure)
  *   client: "BYE\n"
  * In between, the server only serves: it answers READs (engine), checks
- * received SENDs / WRITE_WITH_IMMs when --verify is on, and for the
- * latency tests answers each ping with a pong of the same size.
+ * received SENDs / WRITE_WITH_IMMs when --verify is on (and hands
+ * write_bw's slots back with in-band credit WRITEs, run.c), and for the
+ * latency tests answers each ping with a pong of the same size. The data
+ * phase needs nothing from the TCP socket, which may ride a path the
+ * fabric has blackholed.
  *
  * This file: device and QP set-up, the control channel, the server and
  * main(); perf.h says where the other pieces are.

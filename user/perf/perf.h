@@ -52,7 +52,7 @@ struct opts {
 
 struct qpctx {
 	struct mrv_qp *qp;
-	struct mrv_mr *mr; /* slots (+ check area with verify) */
+	struct mrv_mr *mr; /* slots, pattern, credit word (buf_len()) */
 	struct mrv_conn_info ri;
 	uint64_t posted, done; /* sends posted / completed */
 	uint64_t recvs;	       /* receives completed */
