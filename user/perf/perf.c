@@ -222,10 +222,6 @@ static void serve_end(struct ctx *c, uint64_t want, uint64_t size)
 
 		have += (uint64_t)serve_wc(c, wc, k, size);
 		if (!k && now_s() > end) {
-			fprintf(stderr,
-				"%s: %" PRIu64 " of the client's %" PRIu64
-				" messages never arrived\n",
-				prog, want - have, want);
 			bad_msg(c, 0, have, size * (want - have), BAD_MISSING,
 				want - have);
 			return;

@@ -67,7 +67,7 @@ struct qpctx {
 /* The first failure a --verify check found: a wrong byte (at off, want
  * and got), a SEND of the wrong length (off = its length), a completion
  * out of order (off = the immediate it carried), or messages that never
- * arrived (msg = the first, off = how many). */
+ * arrived (msg = how many did, off = how many did not, over all QPs). */
 enum bad_what { BAD_BYTE, BAD_LEN, BAD_ORDER, BAD_MISSING };
 
 struct bad_at {

@@ -121,7 +121,16 @@ void bad_msg(struct ctx *c, int q, uint64_t it, uint64_t size,
 
 void bad_text(struct ctx *c, const struct bad_at *b, char *buf, size_t cap)
 {
-	int n = snprintf(buf, cap, "QP %d (QPN 0x%06x), message %" PRIu64,
+	int n;
+
+	if (b->what == BAD_MISSING) { /* counted over all QPs, not one */
+		snprintf(buf, cap,
+			 "%" PRIu64 " of the client's %" PRIu64
+			 " messages (all QPs) never arrived",
+			 b->off, b->msg + b->off);
+		return;
+	}
+	n = snprintf(buf, cap, "QP %d (QPN 0x%06x), message %" PRIu64,
 			 b->q, b->q < c->o.qps ? mrv_qp_num(c->q[b->q].qp) : 0,
 			 b->msg);
 
@@ -143,8 +152,7 @@ void bad_text(struct ctx *c, const struct bad_at *b, char *buf, size_t cap)
 			 b->off);
 		break;
 	default:
-		snprintf(buf, cap, " and %" PRIu64 " after it never arrived",
-			 b->off ? b->off - 1 : 0);
+		break;
 	}
 }
 
