@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 
 #include "../../user/ipc/ipc.h"
+#include "../../user/lib/daemon_int.h"
 #include "../../user/lib/dclient.h"
 #include "../harness.h"
 #include "lib_fixture.h"
@@ -960,6 +961,171 @@ START_TEST(mrd_client_call__named_errors)
 }
 END_TEST
 
+/* APP_INFO of session number i of the daemon at sock. */
+static struct mrd_app_info app_of(const char *sock, uint32_t i)
+{
+	struct mrd_req q = {0};
+	struct mrd_rep r;
+	int fd = sock_connect(sock);
+
+	ck_assert_int_ge(fd, 0);
+	q.u.status.index = i;
+	ck_assert_int_eq(raw_call(fd, MRD_OP_APP_INFO, &q, -1, &r, NULL, 0),
+			 0);
+	close(fd);
+	return r.u.app;
+}
+
+/* A hostile client: writes n RECV entries for qpn straight into the
+ * shared submission ring, past the library's own limits, for at most
+ * ms milliseconds; returns how many the ring took. */
+static int flood_ring(struct mrv_device *dev, uint32_t qpn, int n, int ms)
+{
+	struct dm_dev *d = to_dm_dev(dev);
+	uint32_t head = atomic_load(&d->hdr->sq.head);
+	uint64_t end = now_ms() + (uint64_t)ms;
+	int put = 0;
+
+	while (put < n && now_ms() < end) {
+		uint32_t tail = atomic_load(&d->hdr->sq.tail);
+
+		if (head - tail == d->sq_entries) {
+			usleep(1000);
+			continue;
+		}
+		d->sq[head & (d->sq_entries - 1)] = (struct mrd_sqe){
+			.wr_id = (uint64_t)put,
+			.qpn = qpn,
+			.kind = MRD_SQE_RECV,
+		};
+		atomic_store(&d->hdr->sq.head, ++head);
+		if (atomic_load(&d->hdr->daemon_sleeping))
+			(void)!write(d->kick_fd, &(uint64_t){1}, 8);
+		put++;
+	}
+	return put;
+}
+
+/* A client that writes past its QP's limits cannot make the daemon's
+ * memory grow: the backlog of a QP whose receive queue is full, and the
+ * daemon-made completions of a QP that refuses every request while its
+ * CQ ring is full, stop at their bounds; the ring then stays full (the
+ * client's back-pressure) and the daemon counts the stalls. Draining the
+ * CQ lets the rest through: nothing is lost. */
+START_TEST(mroced__flooded_rings_stay_bounded)
+{
+	struct side a, c;
+	struct mrv_qp_attr init = {.qp_state = MRV_QPS_INIT};
+	struct mrd_app_info ai;
+	struct mrv_wc wc[64];
+	int put, drained = 0;
+
+	daemons_up();
+	/* Backlog: a QP in INIT (receives allowed) with a 128-deep RQ and
+	 * 128 send WRs: 128 go to the engine, 256 into the backlog. */
+	open_via(&a, &dmn[0], MRV_TRANSPORT_METAROCE, 128);
+	ck_assert_int_eq(mrv_modify_qp(a.qp, &init, MRV_QP_STATE), 0);
+	put = flood_ring(a.dev, a.qp->qpn, 100000, 1500);
+	ck_assert_int_lt(put, 100000);
+	ai = app_of(dmn[0].sock, 0);
+	ck_assert_uint_le(ai.backlog, 128 + 128);
+	ck_assert_uint_le(ai.sess[MRD_SESS_backlog_max], 128 + 128);
+	ck_assert_uint_eq(ai.backlog, 128 + 128);
+	ck_assert_uint_gt(ai.sess[MRD_SESS_sq_stalls], 0);
+	ck_assert_uint_eq(ai.sq_fill, MRD_SQ_ENTRIES);
+	ck_assert_uint_eq((uint64_t)put,
+			  ai.sess[MRD_SESS_sq_entries] + ai.sq_fill);
+
+	/* Completions: a QP in RESET refuses every receive; the daemon makes
+	 * an error completion for each, and its CQ ring holds 16. */
+	open_via(&c, &dmn[0], MRV_TRANSPORT_METAROCE, 0);
+	ck_assert_int_eq(mrv_destroy_qp(c.qp), 0);
+	ck_assert_int_eq(mrv_destroy_cq(c.cq), 0);
+	ck_assert_int_eq(mrv_create_cq(c.dev, 16, &c.cq), 0);
+	ck_assert_int_eq(
+		mrv_create_qp(c.pd,
+			      &(struct mrv_qp_init_attr){.send_cq = c.cq,
+							 .recv_cq = c.cq},
+			      &c.qp),
+		0);
+	put = flood_ring(c.dev, c.qp->qpn, 100000, 1500);
+	ck_assert_int_eq(put, 16 + 16 + MRD_SQ_ENTRIES);
+	ai = app_of(dmn[0].sock, 0); /* newest session first */
+	ck_assert_uint_eq(ai.synth, 16);
+	ck_assert_uint_eq(ai.sess[MRD_SESS_synth_max], 16);
+	ck_assert_uint_gt(ai.sess[MRD_SESS_sq_stalls], 0);
+	/* Draining the CQ lets every entry through, each completed once. */
+	for (uint64_t end = now_ms() + 10000; drained < put && now_ms() < end;) {
+		int k = mrv_poll_cq(c.cq, 64, wc);
+
+		ck_assert_int_ge(k, 0);
+		for (int i = 0; i < k; i++) {
+			ck_assert_int_eq(wc[i].status, MRV_WC_LOC_QP_OP_ERR);
+			ck_assert_uint_eq(wc[i].wr_id, (uint64_t)(drained + i));
+		}
+		drained += k;
+		if (!k)
+			usleep(100);
+	}
+	ck_assert_int_eq(drained, put);
+	ai = app_of(dmn[0].sock, 0);
+	ck_assert_uint_eq(ai.synth, 0);
+	ck_assert_uint_eq(ai.sq_fill, 0);
+	side_close(&c);
+	side_close(&a);
+	daemons_down();
+}
+END_TEST
+
+/* A daemon with connected but quiet applications sleeps: its sleep
+ * counter grows and it wakes up only for its engine's timers, a few
+ * times a second at most (counters, not timing). */
+START_TEST(mroced__idle_connected_daemon_sleeps)
+{
+	struct side a, b;
+	struct mrv_sge sg;
+	struct mrv_send_wr w;
+	struct mrv_wc wc;
+	struct mrd_status s1, s2;
+	struct mrd_app_info i1, i2;
+	uint64_t wake;
+
+	daemons_up();
+	pair(&a, &b, (uint8_t)_i);
+	sg = side_sge(&a, 0, 4096);
+	w = side_rdma_wr(1, MRV_WR_RDMA_WRITE, &sg, &b, 0);
+	post1(&a, &w);
+	wait_wc(&a, &wc, 1);
+	ck_assert_int_eq(wc.status, MRV_WC_SUCCESS);
+	usleep(300000); /* past the spin window and the connection's tail */
+	s1 = status_of(dmn[0].sock);
+	i1 = app_of(dmn[0].sock, 0);
+	usleep(1000000);
+	s2 = status_of(dmn[0].sock);
+	i2 = app_of(dmn[0].sock, 0);
+	wake = s2.loop[MRD_LOOP_wakeups_event] + s2.loop[MRD_LOOP_wakeups_timer] -
+	       s1.loop[MRD_LOOP_wakeups_event] - s1.loop[MRD_LOOP_wakeups_timer];
+	ck_assert_uint_gt(s2.loop[MRD_LOOP_sleeps], s1.loop[MRD_LOOP_sleeps]);
+	/* (The two STATUS requests themselves wake it: 2 events.) */
+	ck_assert_msg(wake <= 20, "%llu wake-ups in 1 s",
+		      (unsigned long long)wake);
+	ck_assert_msg(s2.loop[MRD_LOOP_rounds] - s1.loop[MRD_LOOP_rounds] < 2000,
+		      "%llu rounds in 1 s",
+		      (unsigned long long)(s2.loop[MRD_LOOP_rounds] -
+					   s1.loop[MRD_LOOP_rounds]));
+	ck_assert_uint_ge(s2.loop[MRD_LOOP_sleep_us] - s1.loop[MRD_LOOP_sleep_us],
+			  800000);
+	/* The application neither posted nor was woken meanwhile. */
+	ck_assert_uint_eq(i2.sess[MRD_SESS_cq_doorbells],
+			  i1.sess[MRD_SESS_cq_doorbells]);
+	ck_assert_uint_eq(i2.app[MRD_APP_posts], i1.app[MRD_APP_posts]);
+	ck_assert_uint_ge(i1.app[MRD_APP_posts], 1);
+	side_close(&a);
+	side_close(&b);
+	daemons_down();
+}
+END_TEST
+
 /* mrocectl daemon --json on the socket path, stdout only, parsed. */
 static struct json_object *ctl_json(const char *sock, int *status)
 {
@@ -1035,6 +1201,8 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, mroced__bad_control_messages_get_named_errors);
 	tcase_add_test(tc, mroced__dead_application_is_reclaimed);
 	tcase_add_test(tc, mrd_client_call__named_errors);
+	tcase_add_test(tc, mroced__flooded_rings_stay_bounded);
+	tcase_add_loop_test(tc, mroced__idle_connected_daemon_sleeps, 1, 3);
 	snprintf(bin, sizeof(bin), "%s/bin/mrocectl", mroce_build_dir());
 	if (!access(bin, X_OK))
 		tcase_add_test(tc, mrocectl_daemon__json_is_valid_and_escaped);

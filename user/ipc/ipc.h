@@ -62,8 +62,11 @@
 #include "mroce/mroce.h"
 
 /* 2: STATUS carries the engine counter state_errors (one more in eng[]);
- * QUERY_PATH answers with struct mrv_path_info. */
-#define MRD_VERSION 2
+ * QUERY_PATH answers with struct mrv_path_info.
+ * 3: replies are 1024 bytes; STATUS carries the loop counters, APP_INFO
+ * the session's queue depths and counters of both sides; the shared
+ * header holds the application's counters. */
+#define MRD_VERSION 3
 #define MRD_DEFAULT_SOCK "/run/mroce/mroced.sock"
 #define MRD_SHM_MAGIC 0x6d726f63u /* "mroc" */
 
@@ -163,6 +166,47 @@ enum {
 	MRD_CTL_NCOUNTERS
 };
 
+/* mroced's event loop (STATUS: loop[]): how its one thread spends its
+ * time. A round is one pass over every session's rings and the endpoint;
+ * it spins (epoll with a zero timeout now and then, sched_yield after an
+ * idle round) while busy and sleeps in epoll after --spin-us without
+ * work. docs/architecture.md, "Counters of daemon mode", says what each
+ * means. */
+#define MRD_LOOP_COUNTERS(X)                                                   \
+	X(rounds) X(idle_rounds) X(yields) X(epoll_polls) X(sleeps)            \
+	X(sleep_aborts) X(wakeups_event) X(wakeups_timer) X(sleep_us)
+enum {
+#define MRD_X_LOOP_IDX(n) MRD_LOOP_##n,
+	MRD_LOOP_COUNTERS(MRD_X_LOOP_IDX)
+#undef MRD_X_LOOP_IDX
+	MRD_LOOP_NCOUNTERS
+};
+
+/* One session, counted by the daemon (APP_INFO: sess[]). */
+#define MRD_SESS_COUNTERS(X)                                                   \
+	X(sq_entries) X(sq_batches) X(sq_stalls) X(backlogged) X(backlog_max)  \
+	X(cqes) X(cq_batches) X(cq_ring_full) X(cq_doorbells) X(kicks)         \
+	X(synth_max)
+enum {
+#define MRD_X_SESS_IDX(n) MRD_SESS_##n,
+	MRD_SESS_COUNTERS(MRD_X_SESS_IDX)
+#undef MRD_X_SESS_IDX
+	MRD_SESS_NCOUNTERS
+};
+
+/* One session, counted by the application's library in the shared
+ * header (struct mrd_shm.app); the daemon only copies them into APP_INFO
+ * (app[]) and never acts on them. */
+#define MRD_APP_COUNTERS(X)                                                    \
+	X(posts) X(post_ring_full) X(sq_doorbells) X(cq_kicks) X(polls)        \
+	X(polls_empty) X(naps) X(nap_doorbells) X(bytes_copied)
+enum {
+#define MRD_X_APP_IDX(n) MRD_APP_##n,
+	MRD_APP_COUNTERS(MRD_X_APP_IDX)
+#undef MRD_X_APP_IDX
+	MRD_APP_NCOUNTERS
+};
+
 struct mrd_status {
 	uint32_t pid;
 	uint32_t apps, pds, mrs, cqs, qps;
@@ -176,6 +220,7 @@ struct mrd_status {
 	uint64_t io[MROCE_IO_NSTATS];	  /* struct mroce_io_stats, in order */
 	uint64_t eng[MROCE_ENGINE_NSTATS]; /* mroce_engine_stats of the asked
 					    * engine, in its order */
+	uint64_t loop[MRD_LOOP_NCOUNTERS];
 };
 
 struct mrd_app_info {
@@ -183,6 +228,12 @@ struct mrd_app_info {
 	uint8_t transport;
 	uint8_t pad[3];
 	uint32_t pds, mrs, cqs, qps;
+	/* Queue depths now: work requests the daemon holds for the engine
+	 * (all QPs), completions it holds for full rings (all CQs), entries
+	 * in the submission ring not taken yet. */
+	uint32_t backlog, synth, sq_fill, pad2;
+	uint64_t sess[MRD_SESS_NCOUNTERS];
+	uint64_t app[MRD_APP_NCOUNTERS];
 };
 
 struct mrd_rep {
@@ -224,11 +275,12 @@ struct mrd_rep {
 		struct mrv_dev_stats stats;
 		struct mrd_status status;
 		struct mrd_app_info app;
-		uint8_t raw[496];
+		uint8_t raw[1008];
 	} u;
 };
-_Static_assert(sizeof(struct mrd_rep) == 512, "mrd_rep size");
-_Static_assert(sizeof(struct mrd_status) <= 496, "mrd_status size");
+_Static_assert(sizeof(struct mrd_rep) == 1024, "mrd_rep size");
+_Static_assert(sizeof(struct mrd_status) <= 1008, "mrd_status size");
+_Static_assert(sizeof(struct mrd_app_info) <= 1008, "mrd_app_info size");
 
 /* ------------------------------------------------------------------ */
 /* Shared memory                                                        */
@@ -252,7 +304,11 @@ struct mrd_shm {
 	 * doorbell after adding completions. */
 	alignas(64) _Atomic uint32_t app_waiting;
 	struct mrd_ring_hdr sq; /* entries at hello.sq_off */
+	/* Written by the application only (relaxed), read by the daemon for
+	 * APP_INFO: informational, never trusted. */
+	alignas(64) _Atomic uint64_t app[MRD_APP_NCOUNTERS];
 };
+_Static_assert(sizeof(struct mrd_shm) <= 4096, "shared header fits its page");
 
 enum mrd_sqe_kind {
 	MRD_SQE_SEND = 1,

@@ -14,6 +14,7 @@
 #ifndef MROCE_LIB_DAEMON_INT_H
 #define MROCE_LIB_DAEMON_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,18 @@ static inline struct dm_cq *to_dm_cq(struct mrv_cq *cq)
 static inline struct dm_qp *to_dm_qp(struct mrv_qp *qp)
 {
 	return mrl_container_of(qp, struct dm_qp, base);
+}
+
+/* Adds v to the application-side counter k in the shared header (the
+ * daemon shows them in APP_INFO; ipc.h). One writer per device: plain
+ * load and store, no locked instruction on the data path. */
+static inline void dm_count(struct dm_dev *d, int k, uint64_t v)
+{
+	_Atomic uint64_t *c = &d->hdr->app[k];
+
+	atomic_store_explicit(
+		c, atomic_load_explicit(c, memory_order_relaxed) + v,
+		memory_order_relaxed);
 }
 
 /* daemon.c */

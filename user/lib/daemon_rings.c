@@ -51,7 +51,7 @@ static void fifo_pop(struct dm_wr_fifo *f, uint32_t k)
 	f->n -= k;
 }
 
-static void copy_back(const struct dm_wr *w, uint32_t len)
+static void copy_back(struct dm_dev *d, const struct dm_wr *w, uint32_t len)
 {
 	struct dm_mr *m = w->bounce;
 	uint64_t off;
@@ -62,6 +62,7 @@ static void copy_back(const struct dm_wr *w, uint32_t len)
 		return;
 	off = w->addr - (uint64_t)(uintptr_t)m->mr->addr;
 	memcpy((void *)(uintptr_t)w->addr, m->bounce + off, len);
+	dm_count(d, MRD_APP_bytes_copied, len);
 }
 
 /* Retires the request a completion belongs to (and, for sends, the
@@ -76,7 +77,7 @@ static void retire(struct dm_dev *d, const struct mrv_wc *wc)
 	    wc->opcode == MRV_WC_RECV_RDMA_WITH_IMM) {
 		if (q->rq.n) {
 			if (wc->status == MRV_WC_SUCCESS)
-				copy_back(fifo_at(&q->rq, 0), wc->byte_len);
+				copy_back(d, fifo_at(&q->rq, 0), wc->byte_len);
 			fifo_pop(&q->rq, 1);
 		}
 		return;
@@ -88,7 +89,7 @@ static void retire(struct dm_dev *d, const struct mrv_wc *wc)
 			continue;
 		if (wc->status == MRV_WC_SUCCESS &&
 		    w->opcode == MRV_WR_RDMA_READ)
-			copy_back(w, w->len);
+			copy_back(d, w, w->len);
 		fifo_pop(&q->sq, i + 1);
 		return;
 	}
@@ -160,6 +161,7 @@ static int ring_take(struct dm_dev *d, struct dm_cq *c, int n,
 			uint64_t one = 1;
 
 			(void)!write(d->kick_fd, &one, sizeof(one));
+			dm_count(d, MRD_APP_cq_kicks, 1);
 		}
 	}
 	return got;
@@ -264,6 +266,7 @@ static int nap(struct dm_dev *d, struct dm_cq *c, uint64_t timeout_ns)
 
 	atomic_store(&d->hdr->app_waiting, 1);
 	if (!ring_ready(c)) {
+		dm_count(d, MRD_APP_naps, 1);
 		if (timeout_ns != UINT64_MAX) {
 			ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
 			ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
@@ -279,8 +282,10 @@ static int nap(struct dm_dev *d, struct dm_cq *c, uint64_t timeout_ns)
 				      memory_order_relaxed);
 	/* Consume the doorbell (a late one only costs a spurious wake-up
 	 * of the next nap, which then finds the ring as it is). */
-	if (p[0].revents & POLLIN)
+	if (p[0].revents & POLLIN) {
 		(void)!read(d->cq_fd, &v, sizeof(v));
+		dm_count(d, MRD_APP_nap_doorbells, 1);
+	}
 	return err;
 }
 
@@ -300,6 +305,8 @@ int dm_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 	int got = 0;
 	uint64_t now;
 
+	if (!d->dead)
+		dm_count(d, MRD_APP_polls, 1);
 	if (d->notify_always && !d->dead) {
 		uint64_t v;
 
@@ -319,6 +326,7 @@ int dm_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 	}
 	if (d->dead)
 		return n ? -ENOTCONN : 0;
+	dm_count(d, MRD_APP_polls_empty, 1);
 	dm_check_alive_sometimes(d);
 	if (d->dead) /* the flush may have filled the local list */
 		return dm_poll_cq(cq, n, wc);
@@ -397,6 +405,7 @@ static void sq_publish(struct dm_dev *d, uint32_t head)
 		uint64_t one = 1;
 
 		(void)!write(d->kick_fd, &one, sizeof(one));
+		dm_count(d, MRD_APP_sq_doorbells, 1);
 	}
 }
 
@@ -455,8 +464,12 @@ static int sq_check(struct sq_post *p, const struct dm_wr_fifo *f,
 		return err;
 	if (!state_ok)
 		return -EPERM;
-	if (f->n == f->cap || !sq_room(p->d, p->head))
+	if (f->n == f->cap)
 		return -EAGAIN;
+	if (!sq_room(p->d, p->head)) {
+		dm_count(p->d, MRD_APP_post_ring_full, 1);
+		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -479,8 +492,10 @@ static void sq_put(struct sq_post *p, struct dm_wr_fifo *f, struct mrd_sqe e,
 /* Ends the call: publishes what it wrote. */
 static int sq_end(struct sq_post *p, int err)
 {
-	if (p->head != p->from)
+	if (p->head != p->from) {
 		sq_publish(p->d, p->head);
+		dm_count(p->d, MRD_APP_posts, p->head - p->from);
+	}
 	return err;
 }
 
@@ -501,11 +516,14 @@ int dm_post_send(struct mrv_qp *qp, struct mrv_send_wr *wr,
 				       p.x->state == MRV_QPS_RTS, &b);
 		if (err)
 			break;
-		if (b && wr->opcode != MRV_WR_RDMA_READ)
+		if (b && wr->opcode != MRV_WR_RDMA_READ) {
 			memcpy(b->bounce + (wr->sg_list->addr -
 					    (uint64_t)(uintptr_t)b->mr->addr),
 			       (void *)(uintptr_t)wr->sg_list->addr,
 			       wr->sg_list->length);
+			dm_count(p.d, MRD_APP_bytes_copied,
+				 wr->sg_list->length);
+		}
 		sq_put(&p, &p.x->sq,
 		       (struct mrd_sqe){
 			       .wr_id = wr->wr_id,

@@ -36,11 +36,16 @@ const char help_daemon[] =
 	"    applications (sessions) and of their PDs, MRs, CQs and QPs, the\n"
 	"    daemon's refused-input counters, its backend's packet counters "
 	"and\n"
-	"    the counters of both engines (MetaRoCE, RoCEv2), then one line "
-	"per\n"
-	"    application (pid, transport, objects). Needs no privileges "
-	"beyond\n"
-	"    access to the socket.\n"
+	"    the counters of both engines (MetaRoCE, RoCEv2), the event "
+	"loop's\n"
+	"    counters (rounds, yields, sleeps, wake-ups), then one line per\n"
+	"    application (pid, transport, objects, queue depths) with its\n"
+	"    counters as the daemon and as its library see them (entries,\n"
+	"    batches, stalls, doorbells, naps, bytes copied). Each counter "
+	"is\n"
+	"    described in docs/architecture.md, \"Counters of daemon "
+	"mode\".\n"
+	"    Needs no privileges beyond access to the socket.\n"
 	"\n"
 	"OPTIONS\n"
 	"    -s, --sock=PATH   control socket (default " MRD_DEFAULT_SOCK ")\n"
@@ -68,12 +73,35 @@ static const char *const ctl_names[] = {
 	MRD_CTL_COUNTERS(X_NAME)
 #undef X_NAME
 };
+static const char *const loop_names[] = {
+#define X_NAME(n) #n,
+	MRD_LOOP_COUNTERS(X_NAME)
+#undef X_NAME
+};
+static const char *const sess_names[] = {
+#define X_NAME(n) #n,
+	MRD_SESS_COUNTERS(X_NAME)
+#undef X_NAME
+};
+static const char *const app_names[] = {
+#define X_NAME(n) #n,
+	MRD_APP_COUNTERS(X_NAME)
+#undef X_NAME
+};
 _Static_assert(sizeof(io_names) / sizeof(io_names[0]) == MROCE_IO_NSTATS,
 	       "io stats");
 _Static_assert(sizeof(eng_names) / sizeof(eng_names[0]) == MROCE_ENGINE_NSTATS,
 	       "eng stats");
 _Static_assert(sizeof(ctl_names) / sizeof(ctl_names[0]) == MRD_CTL_NCOUNTERS,
 	       "ctl counters");
+_Static_assert(sizeof(loop_names) / sizeof(loop_names[0]) ==
+		       MRD_LOOP_NCOUNTERS,
+	       "loop counters");
+_Static_assert(sizeof(sess_names) / sizeof(sess_names[0]) ==
+		       MRD_SESS_NCOUNTERS,
+	       "session counters");
+_Static_assert(sizeof(app_names) / sizeof(app_names[0]) == MRD_APP_NCOUNTERS,
+	       "application counters");
 
 /* What the daemon answered: STATUS for each engine, and the sessions. */
 struct daemon_view {
@@ -158,15 +186,21 @@ static void print_text(const char *path, const struct daemon_view *v,
 	printf("apps %u  pds %u  mrs %u  cqs %u  qps %u\n", st->apps, st->pds,
 	       st->mrs, st->cqs, st->qps);
 	print_list("control", ctl_names, st->ctl, MRD_CTL_NCOUNTERS);
+	print_list("loop", loop_names, st->loop, MRD_LOOP_NCOUNTERS);
 	print_list("io", io_names, st->io, MROCE_IO_NSTATS);
 	print_list("metaroce", eng_names, st->eng, MROCE_ENGINE_NSTATS);
 	print_list("rocev2", eng_names, v->rv2.eng, MROCE_ENGINE_NSTATS);
-	if (st->apps)
-		printf("%-8s %-8s %-9s %5s %5s %5s %5s\n", "PID", "SESSION",
-		       "TRANSPORT", "PDS", "MRS", "CQS", "QPS");
-	for (uint32_t i = 0; ask_app(c, i, &a) == 0; i++)
-		printf("%-8u %-8u %-9s %5u %5u %5u %5u\n", a.pid, a.session,
-		       transport_name(a.transport), a.pds, a.mrs, a.cqs, a.qps);
+	for (uint32_t i = 0; ask_app(c, i, &a) == 0; i++) {
+		if (!i)
+			printf("%-8s %-8s %-9s %5s %5s %5s %5s %7s %7s %7s\n",
+			       "PID", "SESSION", "TRANSPORT", "PDS", "MRS",
+			       "CQS", "QPS", "BACKLOG", "SYNTH", "SQ_FILL");
+		printf("%-8u %-8u %-9s %5u %5u %5u %5u %7u %7u %7u\n", a.pid,
+		       a.session, transport_name(a.transport), a.pds, a.mrs,
+		       a.cqs, a.qps, a.backlog, a.synth, a.sq_fill);
+		print_list("  daemon", sess_names, a.sess, MRD_SESS_NCOUNTERS);
+		print_list("  library", app_names, a.app, MRD_APP_NCOUNTERS);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -217,6 +251,7 @@ static int print_json(const char *path, const struct daemon_view *v,
 	mroce_json_add_u64(doc, "apps", st->apps);
 	json_counts(doc, st->pds, st->mrs, st->cqs, st->qps);
 	json_list(doc, "control", ctl_names, st->ctl, MRD_CTL_NCOUNTERS);
+	json_list(doc, "loop", loop_names, st->loop, MRD_LOOP_NCOUNTERS);
 	json_list(doc, "io", io_names, st->io, MROCE_IO_NSTATS);
 	json_list(doc, "metaroce", eng_names, st->eng, MROCE_ENGINE_NSTATS);
 	json_list(doc, "rocev2", eng_names, v->rv2.eng, MROCE_ENGINE_NSTATS);
@@ -228,6 +263,11 @@ static int print_json(const char *path, const struct daemon_view *v,
 		mroce_json_add_u64(o, "session", a.session);
 		mroce_json_add_str(o, "transport", transport_name(a.transport));
 		json_counts(o, a.pds, a.mrs, a.cqs, a.qps);
+		mroce_json_add_u64(o, "backlog", a.backlog);
+		mroce_json_add_u64(o, "synth", a.synth);
+		mroce_json_add_u64(o, "sq_fill", a.sq_fill);
+		json_list(o, "daemon", sess_names, a.sess, MRD_SESS_NCOUNTERS);
+		json_list(o, "library", app_names, a.app, MRD_APP_NCOUNTERS);
 		json_object_array_add(apps, o);
 	}
 	json_object_object_add(doc, "app_list", apps);

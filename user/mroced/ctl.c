@@ -71,9 +71,10 @@ static int dispatch(struct sess *s, const struct mrd_req *q, struct mrd_rep *r,
 		mroced.ctl[MRD_CTL_ctl_no_hello]++;
 		return -ENOTCONN;
 	}
-	/* Work posted before this request goes first (program order). */
-	while (sq_pending(s) && !s->dead)
-		drain_sq(s, now_ns(), 1 << 30);
+	/* Work posted before this request goes first (program order; only
+	 * a client that overflowed its QPs' bounds, which libmroce never
+	 * does, can leave some behind: rings.c). */
+	drain_sq_all(s, now_ns());
 	switch (q->op) {
 	case MRD_OP_ALLOC_PD:
 		return do_alloc_pd(s, r);

@@ -71,9 +71,10 @@ static bool prepare_sleep(void)
 	for (struct sess *s = mroced.sessions; s; s = s->next) {
 		if (!s->hello)
 			continue;
-		/* (A backlog alone does not keep us awake: only an ACK or
-		 * a timer of the engine can make room for it.) */
-		if (sq_pending(s))
+		/* (A backlog alone does not keep us awake, nor a ring
+		 * stalled behind one: only an ACK or a timer of the engine
+		 * can make room for it.) */
+		if (sq_pending(s) && !s->stalled)
 			idle = false;
 		/* A full completion ring the app drained meanwhile: its
 		 * kick may have raced with our flag (see ipc.h). */
@@ -106,12 +107,11 @@ static void shutdown_all(void)
 	for (struct sess *s = mroced.sessions; s; s = s->next) {
 		if (!s->hello)
 			continue;
-		while (sq_pending(s) && !s->dead)
-			drain_sq(s, now, 1 << 30);
+		drain_sq_all(s, now);
 		for (struct sess_qp *q = s->qps; q; q = q->next) {
 			(void)mroce_modify_qp(s->e, q->qpn, &err_attr,
 					      MROCE_QP_STATE, now);
-			flush_backlog(q);
+			flush_backlog(s, q);
 			nq++;
 		}
 		(void)deliver(s);
@@ -184,7 +184,8 @@ static bool handle_events(struct epoll_event *evs, int nev)
 		case EV_EP:
 			break;
 		case EV_KICK:
-			(void)!read(t->s->kick_fd, &v, sizeof(v));
+			if (read(t->s->kick_fd, &v, sizeof(v)) == sizeof(v))
+				t->s->c[MRD_SESS_kicks] += v;
 			break;
 		case EV_SOCK:
 			if (!handle_sock(t->s) ||
@@ -199,6 +200,7 @@ static bool handle_events(struct epoll_event *evs, int nev)
 int mroced_run(void)
 {
 	uint64_t last_work = now_ns(), last_epoll = 0;
+	uint64_t *lc = mroced.loop;
 	struct epoll_event evs[64];
 
 	for (;;) {
@@ -209,8 +211,11 @@ int mroced_run(void)
 
 		work = pump(now);
 		reap_dead();
+		lc[MRD_LOOP_rounds]++;
 		if (work > 0)
 			last_work = now;
+		else
+			lc[MRD_LOOP_idle_rounds]++;
 		if (now - last_work < mroced.spin_ns) {
 			/* Busy, or spinning for more: packets and rings are
 			 * polled by pump(); look at control traffic and
@@ -222,17 +227,29 @@ int mroced_run(void)
 			 * applications poll their memory) spinning would
 			 * starve the very application whose next request
 			 * it waits for, for a scheduler slice. */
-			if (!work)
+			if (!work) {
 				sched_yield();
+				lc[MRD_LOOP_yields]++;
+			}
 			if (now - last_epoll < EPOLL_BUSY_NS)
 				continue;
 		} else if (prepare_sleep()) {
 			sleeping = sleep_time(now, &ts);
 		}
+		if (sleeping)
+			lc[MRD_LOOP_sleeps]++;
+		else if (now - last_work >= mroced.spin_ns)
+			lc[MRD_LOOP_sleep_aborts]++;
+		else
+			lc[MRD_LOOP_epoll_polls]++;
 		nev = epoll_pwait2(mroced.epfd, evs, 64, &ts, NULL);
 		last_epoll = now_ns();
-		if (sleeping)
+		if (sleeping) {
 			end_sleep();
+			lc[nev > 0 ? MRD_LOOP_wakeups_event
+				   : MRD_LOOP_wakeups_timer]++;
+			lc[MRD_LOOP_sleep_us] += (last_epoll - now) / 1000u;
+		}
 		if (nev < 0 && errno != EINTR) {
 			pr_err("epoll: %s", strerror(errno));
 			return 1;

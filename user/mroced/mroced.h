@@ -76,7 +76,7 @@ struct sess_cq {
 	struct mrd_ring_hdr *hdr;
 	struct mrd_cqe *ring;
 	struct mrd_cqe *synth; /* daemon-made completions, delivered first */
-	int nsynth, capsynth;
+	int nsynth, capsynth;  /* capsynth = entries: the bound (rings.c) */
 	bool blocked; /* the ring was full at the last delivery */
 	int nqps;
 	struct sess_cq *next;
@@ -91,6 +91,7 @@ struct sess_qp {
 	char dest[48];
 	struct mrd_sqe *bl; /* backlog: WRs the engine refused with -EAGAIN */
 	int bl_head, bl_n, bl_cap;
+	int bl_max; /* the bound: max_send_wr + max_recv_wr (rings.c) */
 	struct sess_qp *next;
 };
 
@@ -118,6 +119,8 @@ struct sess {
 	struct sess_qp *last_qp;
 	int npds, nmrs, ncqs, nqps;
 	bool backlog; /* some QP has a backlog */
+	bool stalled; /* the ring's next entry waits for room (rings.c) */
+	uint64_t c[MRD_SESS_NCOUNTERS];
 	struct evtag tag_sock, tag_kick;
 	struct sess *next;
 };
@@ -140,6 +143,7 @@ struct mroced {
 	int sock_mode; /* chmod of the socket, -1 = leave (umask) */
 	int sock_gid;  /* chown of the socket to this group, -1 = leave */
 	uint64_t ctl[MRD_CTL_NCOUNTERS];
+	uint64_t loop[MRD_LOOP_NCOUNTERS];
 	struct evtag tag_listen, tag_signal, tag_ep;
 };
 
@@ -181,8 +185,10 @@ void sess_reap(struct sess *s, const char *why);
 int deliver(struct sess *s);
 int run_backlog(struct sess *s, uint64_t now);
 int drain_sq(struct sess *s, uint64_t now, int budget);
+/* Everything the ring holds that there is room for. */
+void drain_sq_all(struct sess *s, uint64_t now);
 bool sq_pending(const struct sess *s);
-void flush_backlog(struct sess_qp *q);
+void flush_backlog(struct sess *s, struct sess_qp *q);
 
 /* loop.c: runs until a signal; 0 clean shutdown, 1 epoll failed */
 int mroced_run(void);

@@ -10,6 +10,17 @@
  * holds. Completions: deliver() moves the engine's completions, after the
  * ones the daemon made itself (failed submissions, flushed backlog), into
  * each CQ's ring while it has room.
+ *
+ * Every queue the daemon keeps for a session is bounded, whatever the
+ * application writes into its ring: a QP's backlog holds at most
+ * max_send_wr + max_recv_wr requests (what libmroce can have outstanding
+ * on it, so the library never meets the bound) and a CQ's daemon-made
+ * completions at most the ring's size. An entry that would go past a
+ * bound stays in the submission ring (the session is "stalled", counted
+ * in sq_stalls) until the engine or the application makes room: the
+ * ring fills and the application's posts get -EAGAIN, the verbs' own
+ * back-pressure. (The stall holds the session's later entries too: the
+ * ring is one queue.)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,18 +29,29 @@
 
 #include "mroced.h"
 
-static int synth_push(struct sess_cq *c, const struct mrd_cqe *e)
+/* Adds a daemon-made completion: -ENOBUFS at the bound (drain_sq() never
+ * lets it come to that; a shutdown flush may, and the library then
+ * flushes the rest itself from its records). */
+static int synth_push(struct sess *s, struct sess_cq *c,
+		      const struct mrd_cqe *e)
 {
+	if (c->nsynth == (int)c->entries)
+		return -ENOBUFS;
 	if (c->nsynth == c->capsynth) {
 		int cap = c->capsynth ? 2 * c->capsynth : 16;
-		struct mrd_cqe *n = realloc(c->synth, (size_t)cap * sizeof(*n));
+		struct mrd_cqe *n;
 
+		if (cap > (int)c->entries)
+			cap = (int)c->entries;
+		n = realloc(c->synth, (size_t)cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		c->synth = n;
 		c->capsynth = cap;
 	}
 	c->synth[c->nsynth++] = *e;
+	if ((uint64_t)c->nsynth > s->c[MRD_SESS_synth_max])
+		s->c[MRD_SESS_synth_max] = (uint64_t)c->nsynth;
 	return 0;
 }
 
@@ -100,11 +122,16 @@ static int deliver_cq(struct sess *s, struct sess_cq *c)
 		if (n < want)
 			break;
 	}
-	if (moved)
+	if (moved) {
 		atomic_store_explicit(&c->hdr->head, head,
 				      memory_order_seq_cst);
+		s->c[MRD_SESS_cqes] += (uint64_t)moved;
+		s->c[MRD_SESS_cq_batches]++;
+	}
 	/* Full: the app kicks us when it frees room while we sleep. */
 	c->blocked = !room;
+	if (!room && moved)
+		s->c[MRD_SESS_cq_ring_full]++;
 	return moved;
 }
 
@@ -118,15 +145,23 @@ int deliver(struct sess *s)
 		uint64_t one = 1;
 
 		(void)!write(s->cq_fd, &one, sizeof(one));
+		s->c[MRD_SESS_cq_doorbells]++;
 	}
 	return moved;
 }
 
-static int bl_push(struct sess_qp *q, const struct mrd_sqe *e)
+/* Queues an entry behind the QP's backlog (drain_sq() checked the bound). */
+static int bl_push(struct sess *s, struct sess_qp *q, const struct mrd_sqe *e)
 {
+	if (q->bl_n == q->bl_max)
+		return -ENOBUFS;
 	if (q->bl_n == q->bl_cap) {
 		int cap = q->bl_cap ? 2 * q->bl_cap : 64;
-		struct mrd_sqe *n = malloc((size_t)cap * sizeof(*n));
+		struct mrd_sqe *n;
+
+		if (cap > q->bl_max)
+			cap = q->bl_max;
+		n = malloc((size_t)cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -139,6 +174,9 @@ static int bl_push(struct sess_qp *q, const struct mrd_sqe *e)
 	}
 	q->bl[(q->bl_head + q->bl_n) % q->bl_cap] = *e;
 	q->bl_n++;
+	s->c[MRD_SESS_backlogged]++;
+	if ((uint64_t)q->bl_n > s->c[MRD_SESS_backlog_max])
+		s->c[MRD_SESS_backlog_max] = (uint64_t)q->bl_n;
 	return 0;
 }
 
@@ -190,7 +228,7 @@ static int submit(struct sess *s, struct sess_qp *q, const struct mrd_sqe *x,
 		st = MRV_WC_LOC_PROT_ERR;
 	else
 		st = MRV_WC_LOC_QP_OP_ERR;
-	(void)synth_push(x->kind == MRD_SQE_SEND ? q->scq : q->rcq,
+	(void)synth_push(s, x->kind == MRD_SQE_SEND ? q->scq : q->rcq,
 			 &(struct mrd_cqe){
 				 .wr_id = x->wr_id,
 				 .status = st,
@@ -220,7 +258,17 @@ int run_backlog(struct sess *s, uint64_t now)
 	return moved;
 }
 
-/* Drains up to `budget` submission entries. */
+/* Room for one more entry of QP q: it may have to wait in the backlog
+ * and may fail into a daemon-made completion. */
+static bool has_room(const struct sess_qp *q, const struct mrd_sqe *x)
+{
+	const struct sess_cq *c = x->kind == MRD_SQE_SEND ? q->scq : q->rcq;
+
+	return q->bl_n < q->bl_max && c->nsynth < (int)c->entries;
+}
+
+/* Drains up to `budget` submission entries; stops early (stalled) at an
+ * entry there is no room for. */
 int drain_sq(struct sess *s, uint64_t now, int budget)
 {
 	uint32_t tail =
@@ -233,28 +281,39 @@ int drain_sq(struct sess *s, uint64_t now, int budget)
 		s->dead = true;
 		return 0;
 	}
+	s->stalled = false;
 	while (tail != head && n < budget) {
 		struct mrd_sqe x = s->sq[tail & (s->sq_entries - 1)];
-		struct sess_qp *q;
+		struct sess_qp *q = find_qp(s, x.qpn);
 
+		if (!q || (x.kind != MRD_SQE_SEND && x.kind != MRD_SQE_RECV)) {
+			mroced.ctl[MRD_CTL_sq_bad_entries]++;
+		} else if (!has_room(q, &x)) {
+			s->stalled = true;
+			s->c[MRD_SESS_sq_stalls]++;
+			break;
+		} else if (q->bl_n || submit(s, q, &x, now) == -EAGAIN) {
+			if (bl_push(s, q, &x) < 0)
+				s->dead = true; /* out of memory */
+			s->backlog = true;
+		}
 		tail++;
 		n++;
 		mroced.ctl[MRD_CTL_sq_entries]++;
-		q = find_qp(s, x.qpn);
-		if (!q || (x.kind != MRD_SQE_SEND && x.kind != MRD_SQE_RECV)) {
-			mroced.ctl[MRD_CTL_sq_bad_entries]++;
-			continue;
-		}
-		if (q->bl_n || submit(s, q, &x, now) == -EAGAIN) {
-			if (bl_push(q, &x) < 0)
-				s->dead = true;
-			s->backlog = true;
-		}
 	}
-	if (n)
+	if (n) {
 		atomic_store_explicit(&s->hdr->sq.tail, tail,
 				      memory_order_release);
+		s->c[MRD_SESS_sq_entries] += (uint64_t)n;
+		s->c[MRD_SESS_sq_batches]++;
+	}
 	return n;
+}
+
+void drain_sq_all(struct sess *s, uint64_t now)
+{
+	while (sq_pending(s) && !s->dead && drain_sq(s, now, 1 << 30) > 0)
+		;
 }
 
 bool sq_pending(const struct sess *s)
@@ -265,13 +324,13 @@ bool sq_pending(const struct sess *s)
 
 /* A backlog never reached the engine: on shutdown its work requests
  * complete here, with flush errors. */
-void flush_backlog(struct sess_qp *q)
+void flush_backlog(struct sess *s, struct sess_qp *q)
 {
 	while (q->bl_n) {
 		struct mrd_sqe *x = &q->bl[q->bl_head];
 
 		(void)synth_push(
-			x->kind == MRD_SQE_SEND ? q->scq : q->rcq,
+			s, x->kind == MRD_SQE_SEND ? q->scq : q->rcq,
 			&(struct mrd_cqe){.wr_id = x->wr_id,
 					  .status = MRV_WC_WR_FLUSH_ERR,
 					  .opcode = wc_opcode_of(x),

@@ -423,6 +423,7 @@ int do_create_qp(struct sess *s, const struct mrd_req *q, struct mrd_rep *r)
 	qp->scq = scq;
 	qp->rcq = rcq;
 	qp->peer = -1;
+	qp->bl_max = (int)(ia.max_send_wr + ia.max_recv_wr);
 	qp->next = s->qps;
 	s->qps = qp;
 	pd->nqps++;

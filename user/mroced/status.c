@@ -73,6 +73,7 @@ int do_status(const struct mrd_req *q, struct mrd_rep *r)
 	memcpy(st->ifname, mroced.ifname, sizeof(st->ifname));
 	st->uptime_ms = (now_ns() - mroced.start_ns) / 1000000u;
 	memcpy(st->ctl, mroced.ctl, sizeof(mroced.ctl));
+	memcpy(st->loop, mroced.loop, sizeof(mroced.loop));
 	mroce_ep_io_stats(mroced.ep, &is);
 	memcpy(st->io, &is, sizeof(st->io));
 	e = mroce_ep_engine(mroced.ep, q->u.status.transport
@@ -94,7 +95,9 @@ int do_app_info(const struct mrd_req *q, struct mrd_rep *r)
 			continue;
 		if (i++ != q->u.status.index)
 			continue;
-		r->u.app = (struct mrd_app_info){
+		struct mrd_app_info *a = &r->u.app;
+
+		*a = (struct mrd_app_info){
 			.pid = (uint32_t)s->pid,
 			.session = (uint32_t)s->id,
 			.transport = s->transport,
@@ -103,6 +106,17 @@ int do_app_info(const struct mrd_req *q, struct mrd_rep *r)
 			.cqs = (uint32_t)s->ncqs,
 			.qps = (uint32_t)s->nqps,
 		};
+		for (struct sess_qp *p = s->qps; p; p = p->next)
+			a->backlog += (uint32_t)p->bl_n;
+		for (struct sess_cq *c = s->cqs; c; c = c->next)
+			a->synth += (uint32_t)c->nsynth;
+		/* The fill as the application left it: shown, never used. */
+		a->sq_fill = atomic_load(&s->hdr->sq.head) -
+			     atomic_load(&s->hdr->sq.tail);
+		memcpy(a->sess, s->c, sizeof(a->sess));
+		for (int k = 0; k < MRD_APP_NCOUNTERS; k++)
+			a->app[k] = atomic_load_explicit(&s->hdr->app[k],
+							 memory_order_relaxed);
 		return 0;
 	}
 	return -ENOENT;
