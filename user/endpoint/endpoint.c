@@ -864,9 +864,9 @@ int mroce_ep_flush(struct mroce_ep *ep, uint64_t now)
 	return pump_tx(ep, now);
 }
 
-int mroce_ep_progress(struct mroce_ep *ep, uint64_t now)
+int mroce_ep_progress_rx(struct mroce_ep *ep, uint64_t now)
 {
-	int rx, tx, err, serr;
+	int rx, err, serr;
 
 	if (!ep)
 		return -EINVAL;
@@ -877,13 +877,20 @@ int mroce_ep_progress(struct mroce_ep *ep, uint64_t now)
 		    mroce_engine_next_timer(ep->eng[i].e, now) <= now)
 			mroce_engine_tick(ep->eng[i].e, now);
 	err = mroce_ep_sync(ep);
-	if (!serr)
-		serr = err;
+	if (rx < 0)
+		return rx;
+	return serr < 0 ? serr : err < 0 ? err : rx;
+}
+
+int mroce_ep_progress(struct mroce_ep *ep, uint64_t now)
+{
+	int rx = mroce_ep_progress_rx(ep, now), tx;
+
+	if (rx == -EINVAL && !ep)
+		return rx;
 	tx = pump_tx(ep, now);
 	if (rx < 0)
 		return rx;
-	if (serr < 0)
-		return serr;
 	return rx + tx;
 }
 

@@ -67,6 +67,13 @@ int mroce_ep_peer_by_name(struct mroce_ep *ep, enum mroce_transport t,
  * number of packets moved (0 when idle) or -errno (backend failure). */
 int mroce_ep_progress(struct mroce_ep *ep, uint64_t now);
 
+/* The receive half of a round: receive, apply events, run due timers;
+ * what the engines have to send waits for mroce_ep_flush(). A caller
+ * can hand completions to their consumer in between, so that replies
+ * leave in the same transmit batch as the ACKs. Packets received or
+ * -errno. */
+int mroce_ep_progress_rx(struct mroce_ep *ep, uint64_t now);
+
 /* Transmit what the engines have ready now, after applying their events
  * (the latency kick after posting work). Packets sent or -errno. */
 int mroce_ep_flush(struct mroce_ep *ep, uint64_t now);

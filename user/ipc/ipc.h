@@ -174,7 +174,8 @@ enum {
  * means. */
 #define MRD_LOOP_COUNTERS(X)                                                   \
 	X(rounds) X(idle_rounds) X(yields) X(epoll_polls) X(sleeps)            \
-	X(sleep_aborts) X(wakeups_event) X(wakeups_timer) X(sleep_us)
+	X(sleep_aborts) X(wakeups_event) X(wakeups_timer) X(sleep_us)          \
+	X(handovers)
 enum {
 #define MRD_X_LOOP_IDX(n) MRD_LOOP_##n,
 	MRD_LOOP_COUNTERS(MRD_X_LOOP_IDX)
@@ -303,6 +304,11 @@ struct mrd_shm {
 	 * asked for mrv_device_fd(); the daemon then writes the completion
 	 * doorbell after adding completions. */
 	alignas(64) _Atomic uint32_t app_waiting;
+	/* The CPU the application last waited on (an empty poll), -1 before
+	 * that: the daemon gives its CPU to an application waiting on the
+	 * same one before it transmits (loop.c). Same writer and cache line
+	 * as app_waiting. */
+	_Atomic int32_t app_cpu;
 	struct mrd_ring_hdr sq; /* entries at hello.sq_off */
 	/* Written by the application only (relaxed), read by the daemon for
 	 * APP_INFO: informational, never trusted. */

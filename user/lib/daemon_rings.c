@@ -327,6 +327,14 @@ int dm_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 	if (d->dead)
 		return n ? -ENOTCONN : 0;
 	dm_count(d, MRD_APP_polls_empty, 1);
+	{
+		int cpu = sched_getcpu();
+
+		if (atomic_load_explicit(&d->hdr->app_cpu,
+					 memory_order_relaxed) != cpu)
+			atomic_store_explicit(&d->hdr->app_cpu, cpu,
+					      memory_order_relaxed);
+	}
 	dm_check_alive_sometimes(d);
 	if (d->dead) /* the flush may have filled the local list */
 		return dm_poll_cq(cq, n, wc);

@@ -3,9 +3,10 @@
  * mroced's one thread, one loop:
  *   drain every session's submission ring into the engine (work requests
  *   the engine cannot take yet wait in a per-QP backlog, in order) ->
- *   pump the endpoint (receive, timers, transmit) -> move engine
- *   completions into the sessions' completion rings (doorbell if the app
- *   sleeps) -> control requests and signals from epoll.
+ *   receive and run timers -> move engine completions into the sessions'
+ *   completion rings (doorbell if the app sleeps; the CPU to an app that
+ *   waits on this one, see pump()) -> transmit -> control requests and
+ *   signals from epoll.
  * Adaptive polling: while there is work the loop spins (epoll with a zero
  * timeout to see control traffic, at most every 20 us while busy or
  * spinning: the system call costs more than a round); after spin_us
@@ -29,9 +30,17 @@
 
 #include "mroced.h"
 
+/* One round: submissions into the engines; receive and timers; the
+ * completions into the sessions' rings; then transmit. When completions
+ * went to an application that waits on this CPU (it shares the core with
+ * the daemon: a small host), the daemon first gives the CPU away once
+ * and takes what the application posts in reply, so the reply leaves in
+ * the same transmit batch as the ACKs instead of one round (two context
+ * switches) later. */
 static int pump(uint64_t now)
 {
-	int work = 0, n;
+	int work = 0, n, moved, cpu = -1;
+	bool hand_over = false;
 
 	for (struct sess *s = mroced.sessions; s; s = s->next) {
 		if (!s->hello || s->dead)
@@ -40,12 +49,32 @@ static int pump(uint64_t now)
 			work += run_backlog(s, now);
 		work += drain_sq(s, now, 1024);
 	}
-	n = mroce_ep_progress(mroced.ep, now);
+	n = mroce_ep_progress_rx(mroced.ep, now);
 	if (n > 0)
 		work += n;
-	for (struct sess *s = mroced.sessions; s; s = s->next)
-		if (s->hello && !s->dead)
-			work += deliver(s);
+	for (struct sess *s = mroced.sessions; s; s = s->next) {
+		if (!s->hello || s->dead)
+			continue;
+		moved = deliver(s);
+		if (!moved)
+			continue;
+		work += moved;
+		if (cpu < 0)
+			cpu = sched_getcpu();
+		if (atomic_load_explicit(&s->hdr->app_cpu,
+					 memory_order_relaxed) == cpu)
+			hand_over = true;
+	}
+	if (hand_over) {
+		sched_yield();
+		mroced.loop[MRD_LOOP_handovers]++;
+		for (struct sess *s = mroced.sessions; s; s = s->next)
+			if (s->hello && !s->dead)
+				work += drain_sq(s, now, 1024);
+	}
+	n = mroce_ep_flush(mroced.ep, now);
+	if (n > 0)
+		work += n;
 	return work;
 }
 

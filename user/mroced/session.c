@@ -178,6 +178,7 @@ static int hello_setup(struct sess *s, const struct mrd_req *q,
 	s->hdr = s->shm;
 	s->hdr->magic = MRD_SHM_MAGIC;
 	s->hdr->version = MRD_VERSION;
+	atomic_store(&s->hdr->app_cpu, -1);
 	s->sq = (struct mrd_sqe *)((uint8_t *)s->shm + hdr_bytes);
 	s->sq_entries = MRD_SQ_ENTRIES;
 	s->cq_area_off = (uint32_t)(hdr_bytes + sq_bytes);
