@@ -5,9 +5,9 @@
 #     bench_e2e.sh - MetaRoCE vs RoCEv2 end to end over the namespace fabric
 #
 # SYNOPSIS
-#     scripts/bench_e2e.sh [--backend afxdp|udp] [--daemon] [--seconds S]
-#                          [--rounds K] [--rate R] [--size B] [--json]
-#                          [--help]
+#     scripts/bench_e2e.sh [--backend afxdp|udp] [--modes LIST] [--daemon]
+#                          [--pin] [--seconds S] [--rounds K] [--rate R]
+#                          [--size B] [--json] [--help]
 #
 # DESCRIPTION
 #     Brings up a 4-path scripts/fabric.sh fabric (MTU 9000), measures in
@@ -26,15 +26,30 @@
 #       latency   write_lat 8 B p50/p99 of both transports vs a kernel UDP
 #                 ping-pong (mroce_blast --udp --pingpong) between the same
 #                 namespaces (half round trips, all of them)
-#     and prints one table (or one JSON object with --json). Every number
-#     comes from this run: compare ratios, not absolute numbers of runs on
-#     other machines or at other loads.
+#     in each mode of --modes (embedded: mroce_perf owns its backend;
+#     daemon: an mroced per host does, mroce_perf talks to it), and
+#     prints one table (or one JSON object with --json). With two modes
+#     the rows come per mode, interleaved in each round (the blast, then
+#     each mode's clean and 1% loss runs), followed by the mode ratios:
+#       daemon / embedded clean write_bw       (target >= 0.95)
+#       daemon / embedded write_lat 8 B p50    (target <= 1.3)
+#       efficiency: Gbit moved per CPU-second of every process of both
+#       hosts (both mroce_perf, from their own getrusage, and the
+#       daemons, from /proc), daemon / embedded (target >= 0.8)
+#     and, in daemon mode, the CPU share of a daemon whose applications
+#     are connected but quiet (mroce_perf --idle; target < 2% of a core).
+#     Every number comes from this run: compare ratios, not absolute
+#     numbers of runs on other machines or at other loads.
 #
 # OPTIONS
 #     --backend B   libmroce I/O backend for mroce_perf: afxdp (default;
 #                   mrocectl attach on each host's eth0) or udp
-#     --daemon      run mroced on each host and mroce_perf --daemon (the
-#                   daemon owns the backend); default: embedded mode
+#     --modes LIST  embedded, daemon or embedded,daemon (default embedded)
+#     --daemon      the same as --modes daemon
+#     --pin         each host on one core: host A's processes (application,
+#                   daemon) on CPU 0, host B's on CPU 1, as on two
+#                   machines with one core each for mroce; the blast and
+#                   the UDP ping-pong too
 #     --seconds S   length of each bandwidth run and of the blast (5)
 #     --rounds K    interleaved rounds of the ceiling, clean and 1% loss
 #                   measurements (3): each round runs the blast, then
@@ -73,12 +88,14 @@ BLAST=$B/bin/mroce_blast
 MROCED=$B/bin/mroced
 FABRIC=scripts/fabric.sh
 
-BACKEND=afxdp DAEMON=0 SECS=5 ROUNDS=3 RATE=300mbit SIZE=65536 JSON=0
+BACKEND=afxdp DAEMON=0 MODES=embedded PIN=0 SECS=5 ROUNDS=3 RATE=300mbit SIZE=65536 JSON=0
 usage() { echo "bench_e2e.sh: $*" >&2; echo "Try 'scripts/bench_e2e.sh --help'." >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--backend) BACKEND=${2:-}; shift 2 || usage "--backend needs a value" ;;
-	--daemon) DAEMON=1; shift ;;
+	--daemon) MODES=daemon; shift ;;
+	--modes) MODES=${2:-}; shift 2 || usage "--modes needs a value" ;;
+	--pin) PIN=1; shift ;;
 	--seconds) SECS=${2:-}; shift 2 || usage "--seconds needs a value" ;;
 	--rounds) ROUNDS=${2:-}; shift 2 || usage "--rounds needs a value" ;;
 	--rate) RATE=${2:-}; shift 2 || usage "--rate needs a value" ;;
@@ -89,6 +106,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $BACKEND in afxdp|udp) ;; *) usage "--backend afxdp|udp" ;; esac
+case $MODES in embedded|daemon|embedded,daemon|daemon,embedded) ;;
+	*) usage "--modes: embedded, daemon or embedded,daemon" ;; esac
+MODES=${MODES//,/ }
+[ "$PIN" -eq 0 ] || command -v taskset >/dev/null ||
+	{ echo "bench_e2e.sh: --pin needs taskset (util-linux)" >&2; exit 1; }
 [[ $SECS =~ ^[0-9]+$ ]] && [ "$SECS" -ge 2 ] || usage "--seconds: 2 or more"
 [[ $ROUNDS =~ ^[0-9]+$ ]] && [ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le 20 ] ||
 	usage "--rounds: 1 to 20"
@@ -98,7 +120,7 @@ case $BACKEND in afxdp|udp) ;; *) usage "--backend afxdp|udp" ;; esac
 for f in "$PERF" "$CTL" "$BLAST"; do
 	[ -x "$f" ] || { echo "bench_e2e.sh: $f missing: run make" >&2; exit 1; }
 done
-[ $DAEMON -eq 0 ] || [ -x "$MROCED" ] ||
+[[ " $MODES " != *" daemon "* ]] || [ -x "$MROCED" ] ||
 	{ echo "bench_e2e.sh: $MROCED missing" >&2; exit 1; }
 
 log() { [ $JSON -eq 1 ] || echo "$*" >&2; }
@@ -134,7 +156,7 @@ host() {
 	# Always started with &: exec, so that the pid the caller keeps (and
 	# kills) is the program's own, not a subshell's that would leave the
 	# program running.
-	exec ip netns exec "$ns" bash -c '
+	exec $(pin_of "$ns") ip netns exec "$ns" bash -c '
 		mount -t bpf bpf /sys/fs/bpf || exit 2
 		[ '$att' = keep ] && exec "$@"
 		'"$CTL"' detach eth0 >/dev/null 2>&1
@@ -144,6 +166,12 @@ host() {
 				{ echo "mrocectl attach eth0 failed"; exit 2; }
 		fi
 		exec "$@"' host "$@"
+}
+
+# pin_of NS: the taskset prefix of host NS under --pin (A: CPU 0, B: 1)
+pin_of() {
+	[ "$PIN" -eq 1 ] || return 0
+	if [ "$1" = "$NS_A" ]; then echo "taskset -c 0"; else echo "taskset -c 1"; fi
 }
 
 PORT=$((21000 + $$ % 20000))
@@ -206,17 +234,36 @@ col() {
 }
 retx() { sed -n 's/^ *Data packets *: [0-9]* sent, \([0-9]*\) retransmitted.*/\1/p' "$1"; }
 
-# bw TRANSPORT ARGS... -> GBPS RETX RC ERR (goodput of write_bw -D SECS)
+# CPU seconds (user + system) a process used so far, from /proc
+TCK=$(getconf CLK_TCK)
+proc_cpu() { awk -v t="$TCK" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+daemons_cpu() { # both daemons together (0 in embedded mode)
+	local p t=0
+	for p in "${DPIDS[@]}"; do t=$(awk -v a="$t" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }'); done
+	echo "$t"
+}
+perf_cpu() { sed -n 's/^ *CPU *: \([0-9.]*\) s.*/\1/p' "$1" | head -1; }
+
+# bw TRANSPORT ARGS... -> GBPS RETX RC ERR (goodput of write_bw -D SECS),
+# CPU (CPU-seconds of both mroce_perf and both daemons during the run)
 bw() {
-	local tr=$1
+	local tr=$1 d0 d1 pc ps
 	shift
+	d0=$(daemons_cpu)
 	perf_start "$tr" write_bw -s "$SIZE" -D "$SECS" --report_gbits "$@"
 	perf_finish
+	d1=$(daemons_cpu)
 	GBPS=$(col 4 "$OUT")
 	RETX=$(retx "$OUT")
+	pc=$(perf_cpu "$OUT") ps=$(perf_cpu "$OUT.srv")
+	CPU=-
+	[ -n "$pc" ] && [ -n "$ps" ] &&
+		CPU=$(awk -v a="$pc" -v b="$ps" -v c="$d0" -v d="$d1" 'BEGIN { printf "%.3f", a + b + d - c }')
 	[ -n "$GBPS" ] || GBPS=0
 	[ -n "$RETX" ] || RETX=-
 }
+# eff GBPS CPU: Gbit moved per CPU-second ("-" when unknown)
+eff() { awk -v g="$1" -v c="$2" -v s="$SECS" 'BEGIN { if (g > 0 && c > 0) printf "%.3f", g * s / c; else print "-" }'; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 meets() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
@@ -244,12 +291,12 @@ row() { ROWS+=("$1|$2|$3|$4|$5|$6|$7|$8"); }
 # goodput (received packets x 8192 B), 0 when it failed.
 blast_once() {
 	rm -f "$TMP/ready"
-	ip netns exec "$NS_B" "$BLAST" --rx --ifname eth0 --size 8192 \
+	$(pin_of "$NS_B") ip netns exec "$NS_B" "$BLAST" --rx --ifname eth0 --size 8192 \
 		--seconds $((SECS + 3)) --ready "$TMP/ready" --json >"$TMP/blast-rx" 2>&1 &
 	BRX=$!
 	PIDS+=($!)
 	for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
-	ip netns exec "$NS_A" "$BLAST" --tx --ifname eth0 --src "$IP_A" --dst "$IP_B" \
+	$(pin_of "$NS_A") ip netns exec "$NS_A" "$BLAST" --tx --ifname eth0 --src "$IP_A" --dst "$IP_B" \
 		--dmac "$FABRIC_A_GW_MAC" --size 8192 --seconds "$SECS" --json \
 		>"$TMP/blast-tx" 2>&1
 	wait $BRX
@@ -297,184 +344,302 @@ spread() { printf '%s\n' "$@" | grep -v '^-$' | sort -g |
 	awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi }'; }
 
 # ---------------------------------------------------------------- clean, loss 1%
-# ROUNDS interleaved rounds of: blast, both transports clean, both at 1%
-# loss. Each round's ratios compare runs a few seconds apart, so a load
-# swing between rounds (this is a shared 2-core machine) moves numerator
-# and denominator together; the table gives the median round.
-declare -A G R E RES BHP L50 L99
-declare -a CEILS RCLEAN RLOSS RLOSS2
-declare -A GS
+# ROUNDS interleaved rounds of: blast, then in each mode both transports
+# clean and both at 1% loss. Each round's ratios compare runs a few
+# seconds apart, so a load swing between rounds (this is a shared 2-core
+# machine) moves numerator and denominator together; the table gives the
+# median round. Keys: MODE.TRANSPORT.MEASURE.
+set_mode() { # embedded | daemon
+	MODE=$1
+	if [ "$MODE" = daemon ]; then DAEMON=1; else DAEMON=0; fi
+}
+NMODES=$(echo $MODES | wc -w)
+tag() { [ "$NMODES" -gt 1 ] && echo " ($1)"; } # row suffix with two modes
+declare -A G R E RES BHP L50 L99 GS CPUS EFFS
+declare -a CEILS
+declare -A RCLEAN RLOSS RLOSS2 RMODE RTR
 for round in $(seq "$ROUNDS"); do
 	log "round $round/$ROUNDS: ceiling: AF_XDP blast, 8192-byte payloads, $SECS s"
 	daemons_stop
 	blast_once
 	CEILS+=("$CEIL")
-	daemons_start
-	for tr in metaroce rocev2; do
-		log "round $round/$ROUNDS: clean: $tr write_bw"
-		bw $tr
-		GS[$tr.clean]+=" $GBPS" R[$tr.clean]=$RETX E[$tr.clean]=${E[$tr.clean]:-$ERR}
-		eval "C_$tr=$GBPS"
-		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+	for m in $MODES; do
+		set_mode "$m"
+		daemons_start
+		for tr in metaroce rocev2; do
+			log "round $round/$ROUNDS: $m: clean: $tr write_bw"
+			bw $tr
+			k=$m.$tr.clean
+			GS[$k]+=" $GBPS" R[$k]=$RETX E[$k]=${E[$k]:-$ERR}
+			EFFS[$k]+=" $(eff "$GBPS" "$CPU")" CPUS[$k]+=" $CPU"
+			eval "C_${m}_$tr=$GBPS"
+			[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+		done
+		RCLEAN[$m]+=" $(ratio "$(eval echo \$C_${m}_metaroce)" "$CEIL")"
+		RTR[$m]+=" $(ratio "$(eval echo \$C_${m}_metaroce)" "$(eval echo \$C_${m}_rocev2)")"
+		impair_all --loss 0.01
+		for tr in metaroce rocev2; do
+			log "round $round/$ROUNDS: $m: 1% loss: $tr write_bw"
+			bw $tr
+			k=$m.$tr.loss
+			GS[$k]+=" $GBPS" R[$k]=$RETX E[$k]=${E[$k]:-$ERR}
+			eval "L_${m}_$tr=$GBPS"
+			[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+		done
+		impair_all --loss 0
+		RLOSS[$m]+=" $(ratio "$(eval echo \$L_${m}_metaroce)" "$(eval echo \$C_${m}_metaroce)")"
+		RLOSS2[$m]+=" $(ratio "$(eval echo \$L_${m}_rocev2)" "$(eval echo \$C_${m}_rocev2)")"
+		daemons_stop
 	done
-	RCLEAN+=("$(ratio "$C_metaroce" "$CEIL")")
-	impair_all --loss 0.01
-	for tr in metaroce rocev2; do
-		log "round $round/$ROUNDS: 1% loss: $tr write_bw"
-		bw $tr
-		GS[$tr.loss]+=" $GBPS" R[$tr.loss]=$RETX E[$tr.loss]=${E[$tr.loss]:-$ERR}
-		eval "L_$tr=$GBPS"
-		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
-	done
-	impair_all --loss 0
-	RLOSS+=("$(ratio "$L_metaroce" "$C_metaroce")")
-	RLOSS2+=("$(ratio "$L_rocev2" "$C_rocev2")")
-done
-for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss; do
-	# shellcheck disable=SC2086
-	G[$k]=$(median ${GS[$k]})
+	if [ "$NMODES" -gt 1 ]; then
+		RMODE[bw]+=" $(ratio "$C_daemon_metaroce" "$C_embedded_metaroce")"
+		e1=$(eff "$C_daemon_metaroce" "${CPUS[daemon.metaroce.clean]##* }")
+		e0=$(eff "$C_embedded_metaroce" "${CPUS[embedded.metaroce.clean]##* }")
+		RMODE[eff]+=" $(ratio "$e1" "$e0")"
+	fi
 done
 CEIL=$(median "${CEILS[@]}")
-r=$(median "${RCLEAN[@]}")
-rn=""
-[ "$ROUNDS" -gt 1 ] && rn="median of $ROUNDS interleaved rounds (ratios $(spread "${RCLEAN[@]}"), blast $(spread "${CEILS[@]}") Gb/s)"
-row "clean goodput Gb/s" "${G[metaroce.clean]}" "${G[rocev2.clean]}" \
-	"$CEIL (blast)" "$r" ">= 0.8" "$(meets "$r" ">=" 0.8)" \
-	"$rn${E[metaroce.clean]:+ metaroce: ${E[metaroce.clean]}}${E[rocev2.clean]:+ rocev2: ${E[rocev2.clean]}}"
-r=$(median "${RLOSS[@]}")
-r2=$(median "${RLOSS2[@]}")
-rn=""
-[ "$ROUNDS" -gt 1 ] && rn="median round (ratios $(spread "${RLOSS[@]}")); "
-row "1% loss goodput Gb/s" "${G[metaroce.loss]}" "${G[rocev2.loss]}" \
-	"own clean" "$r (rocev2 $r2)" ">= 0.9" "$(meets "$r" ">=" 0.9)" \
-	"${rn}retransmits ${R[metaroce.loss]} / ${R[rocev2.loss]} (last round)${E[metaroce.loss]:+ metaroce: ${E[metaroce.loss]}}${E[rocev2.loss]:+ rocev2: ${E[rocev2.loss]}}"
+for m in $MODES; do
+	for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss; do
+		# shellcheck disable=SC2086
+		G[$m.$k]=$(median ${GS[$m.$k]})
+	done
+	for k in metaroce.clean rocev2.clean; do
+		# shellcheck disable=SC2086
+		G[$m.$k.eff]=$(median ${EFFS[$m.$k]})
+	done
+	# shellcheck disable=SC2086
+	r=$(median ${RCLEAN[$m]})
+	rn=""
+	# shellcheck disable=SC2086
+	[ "$ROUNDS" -gt 1 ] && rn="median of $ROUNDS interleaved rounds (ratios $(spread ${RCLEAN[$m]}), blast $(spread "${CEILS[@]}") Gb/s)"
+	row "clean goodput Gb/s$(tag "$m")" "${G[$m.metaroce.clean]}" "${G[$m.rocev2.clean]}" \
+		"$CEIL (blast)" "$r" ">= 0.8" "$(meets "$r" ">=" 0.8)" \
+		"$rn${E[$m.metaroce.clean]:+ metaroce: ${E[$m.metaroce.clean]}}${E[$m.rocev2.clean]:+ rocev2: ${E[$m.rocev2.clean]}}"
+	if [ "$m" = daemon ]; then
+		# shellcheck disable=SC2086
+		r=$(median ${RTR[$m]})
+		row "clean goodput, metaroce / rocev2$(tag "$m")" "${G[$m.metaroce.clean]}" "${G[$m.rocev2.clean]}" \
+			"-" "$r" ">= 1" "$(meets "$r" ">=" 1)" \
+			"median round (ratios $(spread ${RTR[$m]}))"
+	fi
+	# shellcheck disable=SC2086
+	r=$(median ${RLOSS[$m]})
+	# shellcheck disable=SC2086
+	r2=$(median ${RLOSS2[$m]})
+	rn=""
+	# shellcheck disable=SC2086
+	[ "$ROUNDS" -gt 1 ] && rn="median round (ratios $(spread ${RLOSS[$m]})); "
+	row "1% loss goodput Gb/s$(tag "$m")" "${G[$m.metaroce.loss]}" "${G[$m.rocev2.loss]}" \
+		"own clean" "$r (rocev2 $r2)" ">= 0.9" "$(meets "$r" ">=" 0.9)" \
+		"${rn}retransmits ${R[$m.metaroce.loss]} / ${R[$m.rocev2.loss]} (last round)${E[$m.metaroce.loss]:+ metaroce: ${E[$m.metaroce.loss]}}${E[$m.rocev2.loss]:+ rocev2: ${E[$m.rocev2.loss]}}"
+	row "clean efficiency Gbit per CPU-s$(tag "$m")" "${G[$m.metaroce.clean.eff]}" "${G[$m.rocev2.clean.eff]}" \
+		"-" "-" "-" "-" "both hosts' mroce_perf$([ "$m" = daemon ] && echo " and mroced") (user + system); median round"
+done
 
 # ---------------------------------------------------------------- rate
 # ROUNDS runs of each transport: every run draws its own source ports,
 # so which planes a connection starts on is luck; the median run is
 # the row (the spread is in its note).
-impair_all --rate "$RATE"
 RG=$(rate_gbps "$RATE")
-for round in $(seq "$ROUNDS"); do
-	for tr in metaroce rocev2; do
-		log "round $round/$ROUNDS: 4 paths x $RATE: $tr write_bw"
-		bw $tr
-		GS[$tr.rate]+=" $GBPS" E[$tr.rate]=${E[$tr.rate]:-$ERR}
-		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+for m in $MODES; do
+	set_mode "$m"
+	daemons_start
+	impair_all --rate "$RATE"
+	for round in $(seq "$ROUNDS"); do
+		for tr in metaroce rocev2; do
+			log "round $round/$ROUNDS: $m: 4 paths x $RATE: $tr write_bw"
+			bw $tr
+			k=$m.$tr.rate
+			GS[$k]+=" $GBPS" E[$k]=${E[$k]:-$ERR}
+			[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+		done
 	done
-done
-impair_all --rate off
-for tr in metaroce rocev2; do
+	impair_all --rate off
+	daemons_stop
+	for tr in metaroce rocev2; do
+		# shellcheck disable=SC2086
+		G[$m.$tr.rate]=$(median ${GS[$m.$tr.rate]})
+	done
+	r=$(ratio "${G[$m.metaroce.rate]}" "$(awk -v r="$RG" 'BEGIN { print 4 * r }')")
+	r2=$(ratio "${G[$m.rocev2.rate]}" "$RG")
+	m1=$(meets "$r" ">=" 0.85) m2=$(meets "$r2" "<=" 1.0)
+	rn=""
 	# shellcheck disable=SC2086
-	G[$tr.rate]=$(median ${GS[$tr.rate]})
+	[ "$ROUNDS" -gt 1 ] && rn="median of $ROUNDS runs (metaroce $(spread ${GS[$m.metaroce.rate]}) Gb/s)"
+	row "4 x $RATE goodput Gb/s$(tag "$m")" "${G[$m.metaroce.rate]}" "${G[$m.rocev2.rate]}" \
+		"4R = $(awk -v r="$RG" 'BEGIN { printf "%.3f", 4 * r }')" \
+		"$r of 4R (rocev2 $r2 of R)" ">= 0.85 / <= 1" "$m1 / $m2" \
+		"$rn${E[$m.metaroce.rate]:+ metaroce: ${E[$m.metaroce.rate]}}${E[$m.rocev2.rate]:+ rocev2: ${E[$m.rocev2.rate]}}"
 done
-r=$(ratio "${G[metaroce.rate]}" "$(awk -v r="$RG" 'BEGIN { print 4 * r }')")
-r2=$(ratio "${G[rocev2.rate]}" "$RG")
-m1=$(meets "$r" ">=" 0.85) m2=$(meets "$r2" "<=" 1.0)
-rn=""
-# shellcheck disable=SC2086
-[ "$ROUNDS" -gt 1 ] && rn="median of $ROUNDS runs (metaroce $(spread ${GS[metaroce.rate]}) Gb/s)"
-row "4 x $RATE goodput Gb/s" "${G[metaroce.rate]}" "${G[rocev2.rate]}" \
-	"4R = $(awk -v r="$RG" 'BEGIN { printf "%.3f", 4 * r }')" \
-	"$r of 4R (rocev2 $r2 of R)" ">= 0.85 / <= 1" "$m1 / $m2" \
-	"$rn${E[metaroce.rate]:+ metaroce: ${E[metaroce.rate]}}${E[rocev2.rate]:+ rocev2: ${E[rocev2.rate]}}"
 
 # ---------------------------------------------------------------- blackhole
 path_tx() {
 	ip netns exec "$FABRIC_LEAF1_NS" sh -c 'for j in $(seq '"$FABRIC_PATHS"'); do
 		cat /sys/class/net/p$j/statistics/tx_packets; done' | tr '\n' ' '
 }
-for tr in metaroce rocev2; do
-	log "blackhole: $tr write_bw, busiest path blackholed 1 s in"
-	BH=
-	if perf_start "$tr" write_bw -s "$SIZE" -D "$SECS" --report_gbits; then
-		for _ in $(seq 200); do
-			grep -q 'remote address' "$OUT" 2>/dev/null && break
-			kill -0 "$CPID" 2>/dev/null || break
-			sleep 0.05
-		done
-		sleep 0.7
-		read -ra a <<<"$(path_tx)"
-		sleep 0.3
-		read -ra b <<<"$(path_tx)"
-		BH=1 max=-1
-		for j in $(seq "$FABRIC_PATHS"); do
-			d=$((b[j - 1] - a[j - 1]))
-			[ $d -le $max ] || { max=$d BH=$j; }
-		done
-		bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole on >/dev/null
-		# dead until the data phase is over; then restored for the
-		# TCP control connection's closing handshake
-		while kill -0 "$CPID" 2>/dev/null && [ -z "$(col 1 "$OUT")" ]; do
-			sleep 0.05
-		done
-		bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole off >/dev/null
-	fi
-	perf_finish
-	GBPS=$(col 4 "$OUT")
-	G[$tr.bh]=${GBPS:-0} E[$tr.bh]=$ERR
-	if [ $RC -eq 0 ]; then RES[$tr]="completed"; else RES[$tr]="failed: $ERR"; fi
-	[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
-	BHP[$tr]=${BH:-?}
-done 2>/dev/null
-row "path blackholed mid-run Gb/s" "${G[metaroce.bh]}" "${G[rocev2.bh]}" \
-	"-" "-" "metaroce completes" \
-	"$([ "${RES[metaroce]}" = completed ] && echo yes || echo NO)" \
-	"metaroce (path ${BHP[metaroce]}): ${RES[metaroce]}; rocev2 (path ${BHP[rocev2]}): ${RES[rocev2]}"
+for m in $MODES; do
+	set_mode "$m"
+	daemons_start
+	for tr in metaroce rocev2; do
+		log "blackhole: $m: $tr write_bw, busiest path blackholed 1 s in"
+		BH=
+		if perf_start "$tr" write_bw -s "$SIZE" -D "$SECS" --report_gbits; then
+			for _ in $(seq 200); do
+				grep -q 'remote address' "$OUT" 2>/dev/null && break
+				kill -0 "$CPID" 2>/dev/null || break
+				sleep 0.05
+			done
+			sleep 0.7
+			read -ra a <<<"$(path_tx)"
+			sleep 0.3
+			read -ra b <<<"$(path_tx)"
+			BH=1 max=-1
+			for j in $(seq "$FABRIC_PATHS"); do
+				d=$((b[j - 1] - a[j - 1]))
+				[ $d -le $max ] || { max=$d BH=$j; }
+			done
+			bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole on >/dev/null
+			# dead until the data phase is over; then restored for
+			# the TCP control connection's closing handshake
+			while kill -0 "$CPID" 2>/dev/null && [ -z "$(col 1 "$OUT")" ]; do
+				sleep 0.05
+			done
+			bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole off >/dev/null
+		fi
+		perf_finish
+		GBPS=$(col 4 "$OUT")
+		G[$m.$tr.bh]=${GBPS:-0} E[$m.$tr.bh]=$ERR
+		if [ $RC -eq 0 ]; then RES[$m.$tr]="completed"; else RES[$m.$tr]="failed: $ERR"; fi
+		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
+		BHP[$m.$tr]=${BH:-?}
+	done 2>/dev/null
+	daemons_stop
+	row "path blackholed mid-run Gb/s$(tag "$m")" "${G[$m.metaroce.bh]}" "${G[$m.rocev2.bh]}" \
+		"-" "-" "metaroce completes" \
+		"$([ "${RES[$m.metaroce]}" = completed ] && echo yes || echo NO)" \
+		"metaroce (path ${BHP[$m.metaroce]}): ${RES[$m.metaroce]}; rocev2 (path ${BHP[$m.rocev2]}): ${RES[$m.rocev2]}"
+done
 
 # ---------------------------------------------------------------- latency
 LAT_N=2000
-for tr in metaroce rocev2; do
-	log "latency: $tr write_lat 8 B x $LAT_N"
-	perf_start "$tr" write_lat -s 8 -n $LAT_N
-	perf_finish
-	L50[$tr]=$(col 5 "$OUT") L99[$tr]=$(col 8 "$OUT")
-	[ $RC -eq 0 ] || { L50[$tr]=- L99[$tr]=-; [ $tr = metaroce ] && FAIL=1; }
+IDLE_CPU=-
+for m in $MODES; do
+	set_mode "$m"
+	daemons_start
+	for tr in metaroce rocev2; do
+		log "latency: $m: $tr write_lat 8 B x $LAT_N"
+		idle=()
+		[ "$m" = daemon ] && [ $tr = metaroce ] && idle=(--idle 3)
+		perf_start "$tr" write_lat -s 8 -n $LAT_N "${idle[@]}"
+		if [ ${#idle[@]} -gt 0 ] && [ -n "$CPID" ]; then
+			# The daemons' CPU while both applications sit idle,
+			# connected, after the test (the client's --idle).
+			for _ in $(seq 400); do
+				[ -n "$(col 1 "$OUT")" ] && break
+				kill -0 "$CPID" 2>/dev/null || break
+				sleep 0.05
+			done
+			sleep 0.5
+			d0=$(daemons_cpu)
+			sleep 2
+			d1=$(daemons_cpu)
+			IDLE_CPU=$(awk -v a="$d0" -v b="$d1" 'BEGIN { printf "%.2f", (b - a) / 2 / 2 * 100 }')
+		fi
+		perf_finish
+		L50[$m.$tr]=$(col 5 "$OUT") L99[$m.$tr]=$(col 8 "$OUT")
+		[ $RC -eq 0 ] || { L50[$m.$tr]=- L99[$m.$tr]=-; [ $tr = metaroce ] && FAIL=1; }
+	done
+	daemons_stop
 done
 log "latency: kernel UDP ping-pong 8 B x $LAT_N"
 rm -f "$TMP/ready"
-ip netns exec "$NS_B" "$BLAST" --udp --pingpong --rx --count $LAT_N --dport 5001 \
+$(pin_of "$NS_B") ip netns exec "$NS_B" "$BLAST" --udp --pingpong --rx --count $LAT_N --dport 5001 \
 	--seconds 60 --ready "$TMP/ready" >/dev/null 2>&1 &
 PRX=$!
 PIDS+=($!)
 for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
-ip netns exec "$NS_A" "$BLAST" --udp --pingpong --tx --dst "$IP_B" --size 8 \
+$(pin_of "$NS_A") ip netns exec "$NS_A" "$BLAST" --udp --pingpong --tx --dst "$IP_B" --size 8 \
 	--dport 5001 --sport 5002 \
 	--count $LAT_N --json >"$TMP/pp" 2>&1
 kill $PRX 2>/dev/null
 wait $PRX 2>/dev/null
 U50=$(sed -n 's/.*"half_rtt_p50_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
 U99=$(sed -n 's/.*"half_rtt_p99_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
-row "write_lat 8 B p50 us" "${L50[metaroce]}" "${L50[rocev2]}" \
-	"${U50:--} (UDP)" "$(ratio "${L50[metaroce]}" "${U50:-0}")" "-" "-" \
-	"half round trips, $LAT_N each"
-row "write_lat 8 B p99 us" "${L99[metaroce]}" "${L99[rocev2]}" \
-	"${U99:--} (UDP)" "$(ratio "${L99[metaroce]}" "${U99:-0}")" "-" "-" ""
+for m in $MODES; do
+	r=$(ratio "${L50[$m.metaroce]}" "${U50:-0}")
+	tg="-" mt="-"
+	[ "$m" = embedded ] && { tg="<= 2"; mt=$(meets "$r" "<=" 2); }
+	row "write_lat 8 B p50 us$(tag "$m")" "${L50[$m.metaroce]}" "${L50[$m.rocev2]}" \
+		"${U50:--} (UDP)" "$r" "$tg" "$mt" "half round trips, $LAT_N each"
+	r=$(ratio "${L99[$m.metaroce]}" "${U99:-0}")
+	r2=$(ratio "${L99[$m.metaroce]}" "${L99[$m.rocev2]}")
+	row "write_lat 8 B p99 us$(tag "$m")" "${L99[$m.metaroce]}" "${L99[$m.rocev2]}" \
+		"${U99:--} (UDP)" "$r (rocev2 $r2)" "<= 3 (rocev2 <= 1)" \
+		"$(meets "$r" "<=" 3) / $(meets "$r2" "<=" 1)" ""
+done
+
+# ---------------------------------------------------------------- modes
+if [ "$NMODES" -gt 1 ]; then
+	# shellcheck disable=SC2086
+	r=$(median ${RMODE[bw]})
+	# shellcheck disable=SC2086
+	row "daemon / embedded: clean write_bw" "${G[daemon.metaroce.clean]}" "${G[embedded.metaroce.clean]}" \
+		"-" "$r" ">= 0.95" "$(meets "$r" ">=" 0.95)" "metaroce: daemon, embedded Gb/s; median round (ratios $(spread ${RMODE[bw]}))"
+	r=$(ratio "${L50[daemon.metaroce]}" "${L50[embedded.metaroce]}")
+	row "daemon / embedded: write_lat p50" "${L50[daemon.metaroce]}" "${L50[embedded.metaroce]}" \
+		"-" "$r" "<= 1.3" "$(meets "$r" "<=" 1.3)" "metaroce: daemon, embedded us"
+	# shellcheck disable=SC2086
+	r=$(median ${RMODE[eff]})
+	# shellcheck disable=SC2086
+	row "daemon / embedded: efficiency" "${G[daemon.metaroce.clean.eff]}" "${G[embedded.metaroce.clean.eff]}" \
+		"-" "$r" ">= 0.8" "$(meets "$r" ">=" 0.8)" "metaroce: Gbit per CPU-s, daemon, embedded; median round (ratios $(spread ${RMODE[eff]}))"
+fi
+if [[ " $MODES " == *" daemon "* ]]; then
+	row "quiet daemon CPU % of a core" "$IDLE_CPU" "-" "-" "-" "< 2" \
+		"$(awk -v c="$IDLE_CPU" 'BEGIN { if (c == "-") print "-"; else print (c < 2 ? "yes" : "NO") }')" \
+		"each of 2 daemons, mean, 2 s with connected quiet applications (mroce_perf --idle)"
+fi
 
 # ---------------------------------------------------------------- output
-MODE=embedded
-[ $DAEMON -eq 1 ] && MODE=daemon
 if [ $JSON -eq 1 ]; then
-	printf '{"backend":"%s","mode":"%s","seconds":%s,"size":%s,"rate":"%s",' \
-		"$BACKEND" "$MODE" "$SECS" "$SIZE" "$RATE"
-	printf '"rounds":%s,"ceiling_gbps":%s,' "$ROUNDS" "$CEIL"
-	printf '"rounds_ceiling_gbps":[%s],"rounds_clean_ratio":[%s],"rounds_loss_ratio":[%s],' \
-		"$(IFS=,; echo "${CEILS[*]}")" "$(IFS=,; echo "${RCLEAN[*]//-/null}")" \
-		"$(IFS=,; echo "${RLOSS[*]//-/null}")"
-	# shellcheck disable=SC2086
-	printf '"rounds_rate_gbps":[%s],' "$(echo ${GS[metaroce.rate]} | tr ' ' ',')"
-	printf '"goodput_gbps":{' 
+	printf '{"backend":"%s","modes":"%s","pin":%s,"seconds":%s,"size":%s,"rate":"%s",' \
+		"$BACKEND" "$MODES" "$([ "$PIN" -eq 1 ] && echo true || echo false)" "$SECS" "$SIZE" "$RATE"
+	printf '"rounds":%s,"ceiling_gbps":%s,' "$ROUNDS" "${CEIL/#-/null}"
+	printf '"rounds_ceiling_gbps":[%s],' "$(IFS=,; echo "${CEILS[*]}")"
+	jlist() { echo $1 | sed 's/-/null/g; s/ /,/g'; } # "a b -" -> a,b,null
+	printf '"by_mode":{'
 	first=1
-	for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss \
-		metaroce.rate rocev2.rate metaroce.bh rocev2.bh; do
+	for m in $MODES; do
 		[ $first -eq 1 ] || printf ','
 		first=0
-		printf '"%s":%s' "$k" "${G[$k]:-0}"
+		printf '"%s":{' "$m"
+		printf '"rounds_clean_ratio":[%s],"rounds_loss_ratio":[%s],' \
+			"$(jlist "${RCLEAN[$m]}")" "$(jlist "${RLOSS[$m]}")"
+		printf '"rounds_clean_gbps":{"metaroce":[%s],"rocev2":[%s]},' \
+			"$(jlist "${GS[$m.metaroce.clean]}")" "$(jlist "${GS[$m.rocev2.clean]}")"
+		printf '"rounds_clean_cpu_s":{"metaroce":[%s],"rocev2":[%s]},' \
+			"$(jlist "${CPUS[$m.metaroce.clean]}")" "$(jlist "${CPUS[$m.rocev2.clean]}")"
+		printf '"rounds_rate_gbps":[%s],' "$(jlist "${GS[$m.metaroce.rate]}")"
+		printf '"goodput_gbps":{'
+		f2=1
+		for k in metaroce.clean rocev2.clean metaroce.loss rocev2.loss \
+			metaroce.rate rocev2.rate metaroce.bh rocev2.bh; do
+			[ $f2 -eq 1 ] || printf ','
+			f2=0
+			v=${G[$m.$k]:-0}
+			printf '"%s":%s' "$k" "${v/#-/null}"
+		done
+		printf '},"efficiency_gbit_per_cpu_s":{"metaroce":%s,"rocev2":%s},' \
+			"$(v=${G[$m.metaroce.clean.eff]:--}; echo "${v/#-/null}")" \
+			"$(v=${G[$m.rocev2.clean.eff]:--}; echo "${v/#-/null}")"
+		printf '"blackhole":{"metaroce":"%s","rocev2":"%s"},' \
+			"${RES[$m.metaroce]//\"/}" "${RES[$m.rocev2]//\"/}"
+		printf '"write_lat_8B_us":{"metaroce":{"p50":"%s","p99":"%s"},"rocev2":{"p50":"%s","p99":"%s"}}}' \
+			"${L50[$m.metaroce]}" "${L99[$m.metaroce]}" "${L50[$m.rocev2]}" "${L99[$m.rocev2]}"
 	done
-	printf '},"blackhole":{"metaroce":"%s","rocev2":"%s"},' \
-		"${RES[metaroce]//\"/}" "${RES[rocev2]//\"/}"
-	printf '"write_lat_8B_us":{"metaroce":{"p50":"%s","p99":"%s"},"rocev2":{"p50":"%s","p99":"%s"},"udp_pingpong":{"p50":"%s","p99":"%s"}},' \
-		"${L50[metaroce]}" "${L99[metaroce]}" "${L50[rocev2]}" "${L99[rocev2]}" "${U50:-}" "${U99:-}"
+	printf '},"udp_pingpong_us":{"p50":"%s","p99":"%s"},' "${U50:-}" "${U99:-}"
+	printf '"quiet_daemon_cpu_pct":%s,' "$(v=$IDLE_CPU; echo "${v/#-/null}")"
 	printf '"rows":['
 	first=1
 	for r in "${ROWS[@]}"; do
@@ -487,7 +652,7 @@ if [ $JSON -eq 1 ]; then
 	printf '],"ok":%s}\n' "$([ $FAIL -eq 0 ] && echo true || echo false)"
 else
 	echo
-	echo "mroce end to end: 4-path fabric (MTU 9000), backend $BACKEND, $MODE mode, write_bw ${SIZE} B for ${SECS} s, $ROUNDS round(s), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "mroce end to end: 4-path fabric (MTU 9000), backend $BACKEND, mode(s) ${MODES// /+}$([ "$PIN" -eq 1 ] && echo ", one core per host (--pin)"), write_bw ${SIZE} B for ${SECS} s, $ROUNDS round(s), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
 	echo "| measure | metaroce | rocev2 | reference | ratio | target | met | note |"
 	echo "|---|---|---|---|---|---|---|---|"

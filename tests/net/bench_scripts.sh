@@ -32,6 +32,8 @@ bad "--rounds needs a value" bash $E2E --rounds
 bad "--seconds: 2 or more" bash $E2E --seconds 1
 bad "--rate: e.g. 300mbit" bash $E2E --rate fast
 bad "--backend afxdp|udp" bash $E2E --backend dpdk
+bad "--modes: embedded, daemon or embedded,daemon" bash $E2E --modes fast
+bad "--modes needs a value" bash $E2E --modes
 bad "unknown argument '--bogus'" bash $E2E --bogus
 bad "unknown argument '--bogus'" bash scripts/bench_sim.sh --bogus
 bash $E2E --help | grep -q -- "--rounds K" || fail "bench_e2e --help lacks --rounds"

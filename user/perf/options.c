@@ -80,6 +80,9 @@ static const char help_text[] =
 "        --interval=SECS    bandwidth tests: report the goodput of every\n"
 "                           SECS seconds as it ends, like iperf3 (text\n"
 "                           lines before the table; \"intervals\" in --json)\n"
+"        --idle=SECS        client: after the test, with the connection up,\n"
+"                           sit idle SECS seconds (what connected but quiet\n"
+"                           applications cost a daemon)\n"
 "        --json             print the results as one JSON document\n"
 "                           (docs/json.md); a run that fails still prints\n"
 "                           a whole document, with an \"error\" object\n"
@@ -151,6 +154,7 @@ enum {
 	O_RTO,
 	O_CYCLE,
 	O_INTERVAL,
+	O_IDLE,
 	O_CORRUPT,
 };
 
@@ -178,6 +182,7 @@ static const struct option lo[] = {
 	{"daemon", optional_argument, NULL, O_DAEMON},
 	{"cycle_buffer", required_argument, NULL, O_CYCLE},
 	{"interval", required_argument, NULL, O_INTERVAL},
+	{"idle", required_argument, NULL, O_IDLE},
 	{"corrupt", required_argument, NULL, O_CORRUPT},
 	{0},
 };
@@ -271,6 +276,11 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 		if (mroce_parse_double(arg, 0.01, 3600, &o->interval))
 			usage_err("--interval: '%s' is not a number of seconds "
 				  "in [0.01, 3600]", arg);
+		return true;
+	case O_IDLE:
+		if (mroce_parse_double(arg, 0, 3600, &o->idle))
+			usage_err("--idle: '%s' is not a number of seconds "
+				  "in [0, 3600]", arg);
 		return true;
 	case O_CORRUPT:
 		parse_corrupt(arg, o);

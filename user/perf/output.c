@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static struct json_object *doc;	    /* --json: the document */
 static struct json_object *results; /* its "results" array */
@@ -71,6 +72,27 @@ static struct json_object *ivl_json(const struct ivl *v, uint64_t n);
 void out_live(const struct bw_res *r)
 {
 	live = r;
+}
+
+/* The CPU time this process used (every thread), for efficiency
+ * figures such as Gbit/s per CPU-second (scripts/bench_e2e.sh): a line
+ * in the text output, cpu_user_s / cpu_system_s in the JSON document. */
+void out_cpu(const struct ctx *c)
+{
+	struct rusage ru;
+	double u, s;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	u = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (doc) {
+		mroce_json_add_fixed(doc, "cpu_user_s", u, 3);
+		mroce_json_add_fixed(doc, "cpu_system_s", s, 3);
+	} else if (!c->o.json) {
+		printf(" CPU             : %.3f s (user %.3f, system %.3f)\n",
+		       u + s, u, s);
+	}
 }
 
 void out_end(int code, const char *error)

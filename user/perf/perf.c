@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *prog = "mroce_perf";
@@ -562,6 +563,7 @@ int main(int argc, char **argv)
 		if (!c.o.json)
 			printf(" Server done: %" PRIu64 " bad bytes seen\n",
 			       c.bad_bytes);
+		out_cpu(&c);
 		return c.bad_bytes ? 1 : 0;
 	}
 	if (!c.o.interval)
@@ -573,10 +575,21 @@ int main(int argc, char **argv)
 		if (!c.o.all)
 			break;
 	}
+	if (c.o.idle > 0) {
+		struct timespec ts = {
+			.tv_sec = (time_t)c.o.idle,
+			.tv_nsec = (long)((c.o.idle - (double)(time_t)c.o.idle) *
+					  1e9)};
+
+		fflush(stdout);
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	ctl_send(&c, "BYE\n");
 	out_spray(&c, &peer);
 	if (c.o.verify && !c.o.json)
 		printf(" Verify          : OK (every byte checked)\n");
+	out_cpu(&c);
 	out_end(0, NULL);
 	return 0;
 }

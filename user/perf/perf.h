@@ -46,6 +46,7 @@ struct opts {
 	bool daemon;		 /* --daemon: mroced serves the device */
 	const char *daemon_sock; /* NULL: the default socket */
 	double interval;	 /* --interval: seconds, 0 = off */
+	double idle;		 /* --idle: seconds quiet before the test */
 	bool corrupt;		 /* --corrupt: test hook, see options.c */
 	uint64_t corrupt_msg, corrupt_off;
 };
@@ -160,6 +161,7 @@ void out_live(const struct bw_res *r);
 void out_lat_row(const struct ctx *c, uint64_t size, double *v, uint64_t n);
 void out_spray(struct ctx *c, const struct spray *peer);
 /* End the --json document (error: NULL, or what ended the run early). */
+void out_cpu(const struct ctx *c);
 void out_end(int code, const char *error);
 
 #endif
