@@ -884,10 +884,11 @@ int mroce_ep_progress_rx(struct mroce_ep *ep, uint64_t now)
 
 int mroce_ep_progress(struct mroce_ep *ep, uint64_t now)
 {
-	int rx = mroce_ep_progress_rx(ep, now), tx;
+	int rx, tx;
 
-	if (rx == -EINVAL && !ep)
-		return rx;
+	if (!ep)
+		return -EINVAL;
+	rx = mroce_ep_progress_rx(ep, now);
 	tx = pump_tx(ep, now);
 	if (rx < 0)
 		return rx;

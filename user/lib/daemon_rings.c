@@ -298,6 +298,17 @@ static bool sends_pending(struct dm_dev *d, struct dm_cq *c)
 	return false;
 }
 
+/* Tells the daemon which CPU this application waits on (ipc.h,
+ * app_cpu); written only when it changed, so the line stays shared. */
+static void note_cpu(struct dm_dev *d)
+{
+	int cpu = sched_getcpu();
+
+	if (atomic_load_explicit(&d->hdr->app_cpu, memory_order_relaxed) != cpu)
+		atomic_store_explicit(&d->hdr->app_cpu, cpu,
+				      memory_order_relaxed);
+}
+
 int dm_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 {
 	struct dm_dev *d = to_dm_dev(cq->dev);
@@ -327,14 +338,7 @@ int dm_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 	if (d->dead)
 		return n ? -ENOTCONN : 0;
 	dm_count(d, MRD_APP_polls_empty, 1);
-	{
-		int cpu = sched_getcpu();
-
-		if (atomic_load_explicit(&d->hdr->app_cpu,
-					 memory_order_relaxed) != cpu)
-			atomic_store_explicit(&d->hdr->app_cpu, cpu,
-					      memory_order_relaxed);
-	}
+	note_cpu(d);
 	dm_check_alive_sometimes(d);
 	if (d->dead) /* the flush may have filled the local list */
 		return dm_poll_cq(cq, n, wc);
