@@ -343,6 +343,25 @@ struct nth_drop {
 	int drop_writes, drop_probes;	/* drop the first this many */
 };
 
+/* Drop side 0's first drop_writes WRITE and first drop_probes PROBE
+ * packets (struct nth_drop). */
+static inline enum pump_verdict
+nth_drop_filter(struct pump *p, int src, int dst, const struct mroce_tx_pkt *t,
+		const struct mroce_meta_pkt *pk)
+{
+	struct nth_drop *d = p->ctx;
+
+	(void)dst;
+	(void)t;
+	if (!pk || src != 0)
+		return PUMP_PASS;
+	if (pk->opcode == MROCE_OP_WRITE && d->writes++ < d->drop_writes)
+		return PUMP_DROP;
+	if (pk->opcode == MROCE_OP_PROBE && d->probes++ < d->drop_probes)
+		return PUMP_DROP;
+	return PUMP_PASS;
+}
+
 /* The random source (and loss rate) of the chaos and mutation runs. */
 struct chaos {
 	uint64_t x;

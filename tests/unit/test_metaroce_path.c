@@ -217,21 +217,6 @@ START_TEST(path__lossy_path_rerolled)
 }
 END_TEST
 
-static enum pump_verdict drop_first_data(struct pump *p, int src, int dst,
-					 const struct mroce_tx_pkt *t,
-					 const struct mroce_meta_pkt *pk)
-{
-	struct nth_drop *d = p->ctx;
-
-	if (!pk || src != 0)
-		return PUMP_PASS;
-	if (pk->opcode == MROCE_OP_WRITE && d->writes++ < d->drop_writes)
-		return PUMP_DROP;
-	if (pk->opcode == MROCE_OP_PROBE && d->probes++ < d->drop_probes)
-		return PUMP_DROP;
-	return PUMP_PASS;
-}
-
 /* The first flight is lost, and so is the probe behind it. No path has
  * an RTT sample yet; the handshake's round trip is one, so the loss is
  * found a few RTTs later, not after rto_min (200 us). */
@@ -243,7 +228,7 @@ START_TEST(path__first_flight_loss_timed_by_handshake_rtt)
 
 	pair_setup(&s, 8192);
 	establish(&s);
-	set_filter(&s, drop_first_data, &d);
+	set_filter(&s, nth_drop_filter, &d);
 	t0 = s.p.now;
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 1, 0, 1000, 4096),
 			 0);

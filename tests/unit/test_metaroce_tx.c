@@ -224,6 +224,54 @@ START_TEST(ack__software_receiver_coalesces_a_stream_of_messages)
 }
 END_TEST
 
+/* The idle PROBE behind a lone message. A hardware-like endpoint
+ * (jitter_us 0) sends it at once: its PTO is about 2 srtt, so a later
+ * probe would find nothing sooner. A software endpoint sends it only
+ * once the message's ACK is late: when the ACK comes in time, a lone
+ * message costs its data packet and the ACK, no PROBE and no answer.
+ * When the lone packet is lost, that late PROBE still finds the loss in
+ * a few round trips, far below the software PTO (it holds jitter_us). */
+static uint64_t probes_behind_lone_messages(uint32_t jitter_us, int n,
+					    uint64_t *lost_ns)
+{
+	struct mroce_engine_cfg cfg = base_cfg();
+	struct nth_drop d = { .drop_writes = 1 };
+	struct pair s;
+	uint64_t before, t0;
+
+	cfg.jitter_us = jitter_us;
+	pair_setup_cfg(&s, &cfg, 1 << 20, true);
+	write_ok(&s, 1, 8, 0, 1);	/* established, RTT sampled */
+	before = stats(&s, 0).probes_sent;
+	for (int i = 0; i < n; i++) {
+		s.p.now += 100000;
+		write_ok(&s, (uint64_t)(2 + i), 8, 0, 2 + i);
+	}
+	before = stats(&s, 0).probes_sent - before;
+	set_filter(&s, nth_drop_filter, &d);
+	s.p.now += 100000;
+	t0 = s.p.now;
+	write_ok(&s, 99, 8, 64, 2 + n);
+	*lost_ns = s.p.now - t0;
+	ck_assert_int_eq(d.writes, 2);	/* the lost one and its resend */
+	pair_fini(&s);
+	return before;
+}
+
+START_TEST(probe__software_endpoint_probes_only_when_the_ack_is_late)
+{
+	uint64_t lost_sw, lost_hw;
+	uint64_t sw = probes_behind_lone_messages(10000, 32, &lost_sw),
+		 hw = probes_behind_lone_messages(0, 32, &lost_hw);
+
+	ck_assert_uint_ge(hw, 32);
+	ck_assert_uint_eq(sw, 0);
+	/* the loss: a few 4 us round trips, not the 10 ms PTO */
+	ck_assert_uint_lt(lost_hw, 100000);
+	ck_assert_uint_lt(lost_sw, 100000);
+}
+END_TEST
+
 MROCE_SUITE(metaroce_tx_suite)
 Suite *metaroce_tx_suite(void)
 {
@@ -234,6 +282,7 @@ Suite *metaroce_tx_suite(void)
 	tcase_add_test(tc, pace__software_endpoint_sends_a_burst);
 	tcase_add_test(tc, ack__software_receiver_coalesces_a_stream_of_messages);
 	tcase_add_test(tc, ack__sprayed_over_the_receivers_own_ports);
+	tcase_add_test(tc, probe__software_endpoint_probes_only_when_the_ack_is_late);
 	tcase_add_test(tc, ack_port__dead_reverse_port_retired_and_replaced);
 	suite_add_tcase(s, tc);
 	return s;

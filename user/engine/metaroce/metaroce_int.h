@@ -167,6 +167,7 @@ struct mr_path {
 	uint32_t probe_psn;	/* next_psn when the PROBE left */
 	uint32_t probe_ts;	/* its tsval */
 	uint64_t probe_sent;	/* ns when it left (exploration's RTT) */
+	uint64_t sent_at;	/* ns: when its last data packet left */
 	uint64_t deadline;	/* PTO/RTO, 0 = idle */
 	uint64_t hold_until;	/* RNR hold expiry of held entries */
 	uint64_t last_ack;	/* ns of the last newly acknowledged PSN */
@@ -546,6 +547,7 @@ int mr_rx_no_conn(struct mroce_engine *e, const struct mroce_rx_meta *m,
 int mr_path_set_life(struct mroce_engine *e, struct mr_path *p,
 		     enum mr_path_life l);
 void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot);
+uint32_t mr_path_srtt(const struct mr_conn *c, const struct mr_path *p);
 uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 		     const struct mr_path *p);
 uint64_t mr_path_rto(const struct mroce_engine *e, const struct mr_conn *c,
@@ -615,6 +617,8 @@ int mr_tx_control(struct mroce_engine *e, struct mr_conn *c,
 /* tx.c */
 bool mr_path_usable(const struct mr_path *p);
 bool mr_idle_probe_due(const struct mr_path *p);
+uint64_t mr_idle_probe_at(const struct mroce_engine *e,
+			  const struct mr_conn *c, const struct mr_path *p);
 int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	  size_t cap, uint64_t now);
 

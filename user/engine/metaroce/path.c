@@ -82,11 +82,11 @@ void mr_path_tx_init(struct mroce_engine *e, struct mr_conn *c, int slot)
 	mr_cc_init(e, p);
 }
 
-uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
-		     const struct mr_path *p)
+/* Path p's smoothed RTT (us), or the best guess without a sample; 0 =
+ * none. c may be NULL. */
+uint32_t mr_path_srtt(const struct mr_conn *c, const struct mr_path *p)
 {
 	uint32_t srtt = p->rtt.srtt_us;
-	uint64_t pto;
 
 	/* A fresh (rerolled) path has no RTT yet: its siblings cross the
 	 * same fabric, so the largest of theirs (queues included) is a
@@ -98,6 +98,15 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 	 * round trip, when we initiated it, is one. */
 	if (!srtt && c)
 		srtt = c->hs.rtt_us;
+	return srtt;
+}
+
+uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
+		     const struct mr_path *p)
+{
+	uint32_t srtt = mr_path_srtt(c, p);
+	uint64_t pto;
+
 	if (!srtt)
 		return (uint64_t)e->cfg.rto_min_us * 1000;
 	/* A thin path (a packet or two out) whose packets all asked for an

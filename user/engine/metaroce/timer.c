@@ -324,8 +324,14 @@ static uint64_t conn_due(const struct mroce_engine *e, const struct mr_conn *c,
 
 		if (p->want_probe || p->want_reroll)
 			return now;
-		if (idle && mr_idle_probe_due(p) && c->pace.next_send <= now)
-			return now;
+		if (idle && mr_idle_probe_due(p) &&
+		    c->pace.next_send <= now) {
+			uint64_t at = mr_idle_probe_at(e, c, p);
+
+			if (at <= now)
+				return now;
+			next = umin(next, at);
+		}
 		if (p->ack_due)
 			next = umin(next, p->ack_urgent ? now : p->ack_due);
 		if (p->nlost && mr_cc_room(p))

@@ -154,6 +154,7 @@ static int build_data(struct mroce_engine *e, struct mr_conn *c,
 	if (mr_emit(e, c, &pk, out, cap, p->sport, true) < 0)
 		return -ENOSPC;
 	MROCE_STAT_INC(e, tx_data_pkts);
+	p->sent_at = now;
 	p->tx_pkts++;
 	p->cc.sent++;
 	if (retx) {
@@ -540,10 +541,32 @@ bool mr_idle_probe_due(const struct mr_path *p)
 	       (p->probe_psn != p->next_psn || p->probe_rtx != p->rtx.total);
 }
 
-static void idle_probe(struct mr_conn *c)
+/* When the PROBE of an idle path is due (mr_idle_probe_due). At once on
+ * an endpoint whose ACKs come within an srtt: its PTO follows at about 2
+ * srtt, so a probe sent any later would not find a loss sooner. An
+ * endpoint that jitters (cfg.jitter_us, a software endpoint) has a PTO
+ * of at least jitter_us (milliseconds): its probe waits until the ACK is
+ * late, srtt + 4 rttvar after the path's last packet, which still finds
+ * a tail loss within a few round trips, and costs nothing where the ACK
+ * comes in time (a ping-pong's message is then its data and its ACK, not
+ * also a PROBE and the PROBE's answer). */
+uint64_t mr_idle_probe_at(const struct mroce_engine *e,
+			  const struct mr_conn *c, const struct mr_path *p)
+{
+	uint32_t srtt = mr_path_srtt(c, p),
+		 var = 4 * p->rtt.var_us > 2 ? 4 * p->rtt.var_us : 2;
+
+	if (!e->cfg.jitter_us || !srtt)
+		return 0;
+	return p->sent_at + (uint64_t)(srtt + var) * 1000;
+}
+
+static void idle_probe(struct mroce_engine *e, struct mr_conn *c,
+		       uint64_t now)
 {
 	for (int i = 0; i < c->npaths; i++)
-		if (mr_idle_probe_due(&c->path[i]))
+		if (mr_idle_probe_due(&c->path[i]) &&
+		    mr_idle_probe_at(e, c, &c->path[i]) <= now)
 			c->path[i].want_probe = 1;
 }
 
@@ -566,7 +589,7 @@ static int tx_data(struct mroce_engine *e, struct mr_conn *c,
 	}
 	r = tx_new(e, c, out, cap, now);
 	if (!r && mroce_list_empty(&c->sched))
-		idle_probe(c);
+		idle_probe(e, c, now);
 sent:
 	if (r > 0)
 		pace(e, c, out->len, now);
