@@ -25,7 +25,8 @@
 #                 must complete, RoCEv2's outcome is recorded
 #       latency   write_lat 8 B p50/p99 of both transports vs a kernel UDP
 #                 ping-pong (mroce_blast --udp --pingpong) between the same
-#                 namespaces (half round trips, all of them)
+#                 namespaces (half round trips), in each of K rounds; the
+#                 median round
 #     in each mode of --modes (embedded: mroce_perf owns its backend;
 #     daemon: an mroced per host does, mroce_perf talks to it), and
 #     prints one table (or one JSON object with --json). With two modes
@@ -33,6 +34,8 @@
 #     each mode's clean and 1% loss runs), followed by the mode ratios:
 #       daemon / embedded clean write_bw       (target >= 0.95)
 #       daemon / embedded write_lat 8 B p50    (target <= 1.3)
+#       the process hand-off on one core and on two (mroce_blast
+#       --handoff): daemon mode adds two per half round trip
 #       efficiency: Gbit moved per CPU-second of every process of both
 #       hosts (both mroce_perf, from their own getrusage, and the
 #       daemons, from /proc), daemon / embedded (target >= 0.8)
@@ -57,7 +60,9 @@
 #                   the ratios of each round compare runs seconds apart;
 #                   the table shows the median round and the spread.
 #                   The rate row runs K times too (each run draws its
-#                   own ports) and shows the median run.
+#                   own ports) and shows the median run; so do the
+#                   latency rows (each round: the UDP ping-pong, then
+#                   every mode's write_lat).
 #                   The host is shared and its load swings: one
 #                   blast alone varied 6.1-8.8 Gb/s within an hour
 #     --rate R      per-path tbf rate of the rate-limit row (300mbit)
@@ -522,61 +527,86 @@ for m in $MODES; do
 done
 
 # ---------------------------------------------------------------- latency
+# ROUNDS rounds of: the kernel UDP ping-pong, then in each mode both
+# transports' write_lat; the table shows each measure's median round and
+# the spread, the daemon/embedded ratio is the median of the rounds'.
+# The quiet daemon's CPU is measured after round 1's MetaRoCE write_lat.
 LAT_N=2000
 IDLE_CPU=-
-for m in $MODES; do
-	set_mode "$m"
-	daemons_start
-	for tr in metaroce rocev2; do
-		log "latency: $m: $tr write_lat 8 B x $LAT_N"
-		idle=()
-		[ "$m" = daemon ] && [ $tr = metaroce ] && idle=(--idle 3)
-		perf_start "$tr" write_lat -s 8 -n $LAT_N "${idle[@]}"
-		if [ ${#idle[@]} -gt 0 ] && [ -n "$CPID" ]; then
-			# The daemons' CPU while both applications sit idle,
-			# connected, after the test (the client's --idle).
-			for _ in $(seq 400); do
-				[ -n "$(col 1 "$OUT")" ] && break
-				kill -0 "$CPID" 2>/dev/null || break
-				sleep 0.05
-			done
-			sleep 0.5
-			d0=$(daemons_cpu)
-			sleep 2
-			d1=$(daemons_cpu)
-			IDLE_CPU=$(awk -v a="$d0" -v b="$d1" 'BEGIN { printf "%.2f", (b - a) / 2 / 2 * 100 }')
-		fi
-		perf_finish
-		L50[$m.$tr]=$(col 5 "$OUT") L99[$m.$tr]=$(col 8 "$OUT")
-		[ $RC -eq 0 ] || { L50[$m.$tr]=- L99[$m.$tr]=-; [ $tr = metaroce ] && FAIL=1; }
+declare -A L50S L99S
+U50S="" U99S="" RLAT=""
+udp_pingpong() { # one kernel UDP ping-pong: sets U50 U99
+	rm -f "$TMP/ready"
+	$(pin_of "$NS_B") ip netns exec "$NS_B" "$BLAST" --udp --pingpong --rx --count $LAT_N --dport 5001 \
+		--seconds 60 --ready "$TMP/ready" >/dev/null 2>&1 &
+	PRX=$!
+	PIDS+=($!)
+	for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+	$(pin_of "$NS_A") ip netns exec "$NS_A" "$BLAST" --udp --pingpong --tx --dst "$IP_B" --size 8 \
+		--dport 5001 --sport 5002 \
+		--count $LAT_N --json >"$TMP/pp" 2>&1
+	kill $PRX 2>/dev/null
+	wait $PRX 2>/dev/null
+	U50=$(sed -n 's/.*"half_rtt_p50_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
+	U99=$(sed -n 's/.*"half_rtt_p99_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
+}
+for round in $(seq "$ROUNDS"); do
+	log "round $round/$ROUNDS: latency: kernel UDP ping-pong 8 B x $LAT_N"
+	udp_pingpong
+	U50S+=" ${U50:--}" U99S+=" ${U99:--}"
+	for m in $MODES; do
+		set_mode "$m"
+		daemons_start
+		for tr in metaroce rocev2; do
+			log "round $round/$ROUNDS: latency: $m: $tr write_lat 8 B x $LAT_N"
+			idle=()
+			[ "$m" = daemon ] && [ $tr = metaroce ] && [ "$round" -eq 1 ] && idle=(--idle 3)
+			perf_start "$tr" write_lat -s 8 -n $LAT_N "${idle[@]}"
+			if [ ${#idle[@]} -gt 0 ] && [ -n "$CPID" ]; then
+				# The daemons' CPU while both applications sit
+				# idle, connected, after the test (--idle).
+				for _ in $(seq 400); do
+					[ -n "$(col 1 "$OUT")" ] && break
+					kill -0 "$CPID" 2>/dev/null || break
+					sleep 0.05
+				done
+				sleep 0.5
+				d0=$(daemons_cpu)
+				sleep 2
+				d1=$(daemons_cpu)
+				IDLE_CPU=$(awk -v a="$d0" -v b="$d1" 'BEGIN { printf "%.2f", (b - a) / 2 / 2 * 100 }')
+			fi
+			perf_finish
+			l50=$(col 5 "$OUT") l99=$(col 8 "$OUT")
+			[ $RC -eq 0 ] && [ -n "$l50" ] || { l50=- l99=-; [ $tr = metaroce ] && FAIL=1; }
+			L50S[$m.$tr]+=" $l50" L99S[$m.$tr]+=" $l99"
+		done
+		daemons_stop
 	done
-	daemons_stop
+	if [ "$NMODES" -gt 1 ]; then
+		RLAT+=" $(ratio "$(echo ${L50S[daemon.metaroce]} | awk '{ print $NF }')" \
+			"$(echo ${L50S[embedded.metaroce]} | awk '{ print $NF }')")"
+	fi
 done
-log "latency: kernel UDP ping-pong 8 B x $LAT_N"
-rm -f "$TMP/ready"
-$(pin_of "$NS_B") ip netns exec "$NS_B" "$BLAST" --udp --pingpong --rx --count $LAT_N --dport 5001 \
-	--seconds 60 --ready "$TMP/ready" >/dev/null 2>&1 &
-PRX=$!
-PIDS+=($!)
-for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
-$(pin_of "$NS_A") ip netns exec "$NS_A" "$BLAST" --udp --pingpong --tx --dst "$IP_B" --size 8 \
-	--dport 5001 --sport 5002 \
-	--count $LAT_N --json >"$TMP/pp" 2>&1
-kill $PRX 2>/dev/null
-wait $PRX 2>/dev/null
-U50=$(sed -n 's/.*"half_rtt_p50_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
-U99=$(sed -n 's/.*"half_rtt_p99_us":\([0-9.]*\).*/\1/p' "$TMP/pp")
+# shellcheck disable=SC2086
+U50=$(median $U50S) U99=$(median $U99S)
+for k in "${!L50S[@]}"; do
+	# shellcheck disable=SC2086
+	L50[$k]=$(median ${L50S[$k]}) L99[$k]=$(median ${L99S[$k]})
+done
 for m in $MODES; do
 	r=$(ratio "${L50[$m.metaroce]}" "${U50:-0}")
 	tg="-" mt="-"
 	[ "$m" = embedded ] && { tg="<= 2"; mt=$(meets "$r" "<=" 2); }
+	# shellcheck disable=SC2086
 	row "write_lat 8 B p50 us$(tag "$m")" "${L50[$m.metaroce]}" "${L50[$m.rocev2]}" \
-		"${U50:--} (UDP)" "$r" "$tg" "$mt" "half round trips, $LAT_N each"
+		"${U50:--} (UDP)" "$r" "$tg" "$mt" "half round trips, $LAT_N a run$([ "$ROUNDS" -gt 1 ] && echo "; median of $ROUNDS rounds (metaroce $(spread ${L50S[$m.metaroce]}), UDP $(spread $U50S))")"
 	r=$(ratio "${L99[$m.metaroce]}" "${U99:-0}")
 	r2=$(ratio "${L99[$m.metaroce]}" "${L99[$m.rocev2]}")
+	# shellcheck disable=SC2086
 	row "write_lat 8 B p99 us$(tag "$m")" "${L99[$m.metaroce]}" "${L99[$m.rocev2]}" \
 		"${U99:--} (UDP)" "$r (rocev2 $r2)" "<= 3 (rocev2 <= 1)" \
-		"$(meets "$r" "<=" 3) / $(meets "$r2" "<=" 1)" ""
+		"$(meets "$r" "<=" 3) / $(meets "$r2" "<=" 1)" "$([ "$ROUNDS" -gt 1 ] && echo "median of $ROUNDS rounds (metaroce $(spread ${L99S[$m.metaroce]}), rocev2 $(spread ${L99S[$m.rocev2]}), UDP $(spread $U99S))")"
 done
 
 # ---------------------------------------------------------------- modes
@@ -586,9 +616,20 @@ if [ "$NMODES" -gt 1 ]; then
 	# shellcheck disable=SC2086
 	row "daemon / embedded: clean write_bw" "${G[daemon.metaroce.clean]}" "${G[embedded.metaroce.clean]}" \
 		"-" "$r" ">= 0.95" "$(meets "$r" ">=" 0.95)" "metaroce: daemon, embedded Gb/s; median round (ratios $(spread ${RMODE[bw]}))"
-	r=$(ratio "${L50[daemon.metaroce]}" "${L50[embedded.metaroce]}")
+	# shellcheck disable=SC2086
+	r=$(median $RLAT)
+	# shellcheck disable=SC2086
 	row "daemon / embedded: write_lat p50" "${L50[daemon.metaroce]}" "${L50[embedded.metaroce]}" \
-		"-" "$r" "<= 1.3" "$(meets "$r" "<=" 1.3)" "metaroce: daemon, embedded us"
+		"-" "$r" "<= 1.3" "$(meets "$r" "<=" 1.3)" "metaroce: daemon, embedded us; median round (ratios $(spread $RLAT))"
+	# What daemon mode adds to each half round trip: two hand-offs
+	# between an application and its daemon (the sender's post, the
+	# receiver's completion). Measured here on one core and on two.
+	H1=$("$BLAST" --handoff --cpus 0,0 --count 20000 --json 2>/dev/null |
+		sed -n 's/.*"handoff_p50_us":\([0-9.]*\).*/\1/p')
+	H2=$("$BLAST" --handoff --cpus 0,1 --count 20000 --json 2>/dev/null |
+		sed -n 's/.*"handoff_p50_us":\([0-9.]*\).*/\1/p')
+	row "process hand-off us, one core / two cores" "${H1:--}" "${H2:--}" "-" "-" "-" "-" \
+		"mroce_blast --handoff: one pass of a token between two processes through shared memory, each waiting by sched_yield as libmroce and mroced do; daemon mode adds two per half round trip"
 	# shellcheck disable=SC2086
 	r=$(median ${RMODE[eff]})
 	# shellcheck disable=SC2086
@@ -639,6 +680,7 @@ if [ $JSON -eq 1 ]; then
 			"${L50[$m.metaroce]}" "${L99[$m.metaroce]}" "${L50[$m.rocev2]}" "${L99[$m.rocev2]}"
 	done
 	printf '},"udp_pingpong_us":{"p50":"%s","p99":"%s"},' "${U50:-}" "${U99:-}"
+	printf '"handoff_us":{"one_core":"%s","two_cores":"%s"},' "${H1:-}" "${H2:-}"
 	printf '"quiet_daemon_cpu_pct":%s,' "$(v=$IDLE_CPU; echo "${v/#-/null}")"
 	printf '"rows":['
 	first=1

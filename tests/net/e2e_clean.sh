@@ -7,7 +7,8 @@
 # verified, and MetaRoCE must have sprayed over more than one fabric path.
 # Also the latency baseline of scripts/bench_e2e.sh: mroce_blast's kernel
 # UDP ping-pong between the same hosts answers every ping, and refuses
-# --pingpong without --udp.
+# --pingpong without --udp; its process hand-off measure runs (and fails
+# cleanly on a CPU that does not exist).
 #
 #   tests/net/e2e_clean.sh [--probe]
 set -u
@@ -55,4 +56,21 @@ grep -Eq "udp-pingpong-rx: (19[89]|200) packets" "$TMP/pprx" ||
 	{ echo "FAIL: ping-pong echo side: $(cat "$TMP/pprx")"; E2E_FAILS=$((E2E_FAILS + 1)); }
 "$BLAST" --pingpong --tx --dst 10.0.0.1 >/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --pingpong without --udp is not a usage error"; E2E_FAILS=$((E2E_FAILS + 1)); }
+# The hand-off reference: 200 passes measured; a CPU that does not exist
+# fails the run (exit 1, not a hang); options of other modes are refused.
+ho=$("$BLAST" --handoff --cpus 0,0 --count 200 --json 2>&1)
+rc=$?
+echo "hand-off: $ho"
+hv() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$ho"; }
+if [ $rc -ne 0 ] || [ "$(hv handoffs)" != 200 ] ||
+   ! awk -v v="$(hv handoff_p50_us)" 'BEGIN { exit !(v > 0) }'; then
+	echo "FAIL: --handoff (exit $rc)"
+	E2E_FAILS=$((E2E_FAILS + 1))
+fi
+ho=$(timeout 20 "$BLAST" --handoff --cpus "0,$(nproc)" --count 10 2>&1)
+rc=$?
+[ $rc -eq 1 ] && grep -q "could not run on CPU $(nproc)" <<<"$ho" ||
+	{ echo "FAIL: --handoff on a missing CPU: exit $rc: $ho"; E2E_FAILS=$((E2E_FAILS + 1)); }
+"$BLAST" --handoff --udp >/dev/null 2>&1
+[ $? -eq 2 ] || { echo "FAIL: --handoff --udp is not a usage error"; E2E_FAILS=$((E2E_FAILS + 1)); }
 e2e_summary

@@ -50,6 +50,7 @@ static const char usage_text[] =
 	"    mroce_blast --udp --rx [options]\n"
 	"    mroce_blast --udp --pingpong --rx [options]\n"
 	"    mroce_blast --udp --pingpong --tx --dst IP [options]\n"
+	"    mroce_blast --handoff [--cpus C,D] [--count N] [--json]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Sends UDP frames as fast as the fabric takes them, or counts the "
@@ -73,6 +74,12 @@ static const char usage_text[] =
 	"    mroce_perf's latency tests do. The TX side reports half the round\n"
 	"    trip (min, median, 99th and 99.9th percentile, average, in us),\n"
 	"    the unit of mroce_perf write_lat; the RX side the echoes it sent.\n"
+	"    --handoff measures no network: two processes pass a token back\n"
+	"    and forth through shared memory, each polling for its turn and\n"
+	"    calling sched_yield() between polls, as libmroce and mroced wait\n"
+	"    on each other's rings. On one core (--cpus C,C) each pass is a\n"
+	"    switch between the processes, on two a cache line crossing: what\n"
+	"    daemon mode adds to a message over embedded mode, per hand-off.\n"
 	"\n"
 	"OPTIONS\n"
 	"    --tx, --rx         direction (one is required)\n"
@@ -80,6 +87,10 @@ static const char usage_text[] =
 	"    --pingpong         with --udp: latency ping-pong (above); --count\n"
 	"                       defaults to 1000, RX stops after --count echoes\n"
 	"                       or --seconds\n"
+	"    --handoff          the process hand-off measure (above); --count\n"
+	"                       passes (default 10000)\n"
+	"    --cpus C,D         --handoff: the CPUs of the two processes\n"
+	"                       (default 0,0: one core)\n"
 	"    --ifname IF        interface (AF_XDP; required)\n"
 	"    --queue Q          queue of IF (default 0)\n"
 	"    --src IP           source IPv4 address (AF_XDP TX)\n"
@@ -123,6 +134,9 @@ static const char usage_text[] =
 	"    --pingpong TX: pings, replies, lost, half round trip min / p50 /\n"
 	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\",\n"
 	"    half_rtt_min_us .. half_rtt_avg_us).\n"
+	"    --handoff: passes, and one pass min / p50 / p99 / p99.9 / avg in\n"
+	"    us (JSON: \"mode\":\"handoff\", cpus, handoffs, handoff_min_us ..\n"
+	"    handoff_avg_us).\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0 ran, 1 setup failed (message names the step) or, ping-pong,\n"
@@ -131,7 +145,8 @@ static const char usage_text[] =
 	"EXAMPLES\n"
 	"    mroce_blast --udp --pingpong --rx --seconds 10 &\n"
 	"    mroce_blast --udp --pingpong --tx --dst 10.77.2.2 --size 8 "
-	"--count 5000\n";
+	"--count 5000\n"
+	"    mroce_blast --handoff --cpus 0,0 --count 20000\n";
 
 volatile sig_atomic_t stop;
 
@@ -315,7 +330,7 @@ static int udp_socket(const struct opts *o, uint16_t port)
 	return fd;
 }
 
-static int cmp_double(const void *a, const void *b)
+int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -471,6 +486,33 @@ static void pp_report(const struct opts *o, const struct result *r,
 	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), avg);
 }
 
+static void handoff_report(const struct opts *o, const struct result *r,
+			   struct json_object *doc)
+{
+	double sum = 0, avg;
+
+	for (uint64_t i = 0; i < r->packets; i++)
+		sum += r->lat[i];
+	avg = r->packets ? sum / (double)r->packets : 0;
+	if (doc) {
+		char cpus[32];
+
+		snprintf(cpus, sizeof(cpus), "%d,%d", o->cpus[0], o->cpus[1]);
+		mroce_json_add_str(doc, "cpus", cpus);
+		mroce_json_add_u64(doc, "handoffs", r->packets);
+		mroce_json_add_fixed(doc, "handoff_min_us", pct(r, 0), 3);
+		mroce_json_add_fixed(doc, "handoff_p50_us", pct(r, 0.5), 3);
+		mroce_json_add_fixed(doc, "handoff_p99_us", pct(r, 0.99), 3);
+		mroce_json_add_fixed(doc, "handoff_p999_us", pct(r, 0.999), 3);
+		mroce_json_add_fixed(doc, "handoff_avg_us", avg, 3);
+		return;
+	}
+	printf("handoff: %llu passes between CPUs %d and %d; one pass us: min "
+	       "%.3f p50 %.3f p99 %.3f p99.9 %.3f avg %.3f\n",
+	       (unsigned long long)r->packets, o->cpus[0], o->cpus[1],
+	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), avg);
+}
+
 static void report(const struct opts *o, const struct result *r,
 		   struct json_object *doc)
 {
@@ -532,6 +574,8 @@ static uint64_t num(const char *s, const char *opt, uint64_t min,
 	return v;
 }
 
+#define CPU_MAX 1023
+
 static const struct option lo[] = {
 	{"tx", 0, 0, 'T'},	{"rx", 0, 0, 'R'},
 	{"udp", 0, 0, 'U'},	{"json", 0, 0, 'j'},
@@ -543,6 +587,7 @@ static const struct option lo[] = {
 	{"seconds", 1, 0, 't'}, {"count", 1, 0, 'n'},
 	{"pps", 1, 0, 'r'},	{"ready", 1, 0, 'y'},
 	{"pingpong", 0, 0, 'g'},	{"spin", 0, 0, 'S'},
+	{"handoff", 0, 0, 'H'},	{"cpus", 1, 0, 'c'},
 	{"help", 0, 0, 'h'},	{"version", 0, 0, 'V'},
 	{0, 0, 0, 0}};
 
@@ -573,6 +618,19 @@ static bool parse_num_opt(int c, const char *arg, struct opts *o)
 	case 'n':
 		o->count = (long)num(arg, "--count", 0, 1ull << 62);
 		return true;
+	case 'c': {
+		char *comma = strchr(arg, ',');
+
+		if (!comma) {
+			fprintf(stderr, "mroce_blast: --cpus: '%s' is not "
+					"two CPUs C,D (see --help)\n", arg);
+			exit(2);
+		}
+		*comma = 0;
+		o->cpus[0] = (int)num(arg, "--cpus", 0, CPU_MAX);
+		o->cpus[1] = (int)num(comma + 1, "--cpus", 0, CPU_MAX);
+		return true;
+	}
 	case 'r':
 		if (mroce_parse_double(arg, 0, 1e12, &pps)) {
 			fprintf(stderr, "mroce_blast: --pps: '%s' is not a "
@@ -596,6 +654,7 @@ static void parse_other(int c, const char *arg, struct opts *o)
 	case 'S': o->spin = true; break;
 	case 'j': o->json = true; break;
 	case 'g': o->pingpong = true; break;
+	case 'H': o->handoff = true; break;
 	case 'i': o->ifname = arg; break;
 	case 's': o->src = arg; break;
 	case 'd': o->dst = arg; break;
@@ -619,7 +678,12 @@ static int check_opts(const struct opts *o)
 {
 	const char *why = NULL;
 
-	if (o->tx == o->rx)
+	if (o->handoff)
+		why = o->tx || o->rx || o->udp || o->pingpong
+			      ? "--handoff takes no --tx, --rx, --udp, "
+				"--pingpong"
+			      : NULL;
+	else if (o->tx == o->rx)
 		why = "give exactly one of --tx, --rx";
 	else if (o->sport + o->flows > 65536)
 		why = "--sport + --flows goes past port 65535";
@@ -640,11 +704,15 @@ static int run(const struct opts *o, struct result *r,
 {
 	int rc;
 
-	if (o->pingpong) {
-		rc = o->tx ? pp_tx(o, r) : pp_rx(o, r);
-		if (!rc || r->lat) {
+	if (o->pingpong || o->handoff) {
+		rc = o->handoff ? handoff(o, r)
+		     : o->tx	? pp_tx(o, r)
+				: pp_rx(o, r);
+		if (!rc || (r->lat && !o->handoff)) {
 			mroce_json_add_str(doc, "mode", r->mode);
-			if (o->tx)
+			if (o->handoff)
+				handoff_report(o, r, doc);
+			else if (o->tx)
 				pp_report(o, r, doc);
 			else
 				report(o, r, doc);

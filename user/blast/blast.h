@@ -2,7 +2,7 @@
 /*
  * mroce_blast's pieces (tool only): blast.c holds the command line, the
  * kernel UDP modes, the reports and main(); xsk.c the AF_XDP sender and
- * receiver. What both use is here.
+ * receiver; handoff.c the process hand-off measure. What they share is here.
  */
 #ifndef MROCE_BLAST_H
 #define MROCE_BLAST_H
@@ -17,9 +17,10 @@
 #define MAX_PAYLOAD (9000 - 28) /* MTU 9000 */
 
 struct opts {
-	bool tx, rx, udp, json, pingpong, spin;
+	bool tx, rx, udp, json, pingpong, spin, handoff;
 	const char *ifname, *src, *dst, *dmac, *smac, *ready;
 	int queue, sport, flows, dport, size, seconds;
+	int cpus[2];	/* --handoff: the two processes' CPUs */
 	long count;
 	double pps;
 };
@@ -42,10 +43,15 @@ double now_s(void);
 void signal_ready(const struct opts *o);
 /* Sleep until packet number `sent` is due at `pps` packets per second. */
 void pace(double t0, uint64_t sent, double pps);
+/* qsort() order of doubles, ascending. */
+int cmp_double(const void *a, const void *b);
 
 /* xsk.c: the AF_XDP modes. 0, 1 (set-up failed) or 2 (bad options),
  * after a message naming the step. */
 int xdp_tx(const struct opts *o, struct result *r);
 int xdp_rx(const struct opts *o, struct result *r);
+
+/* handoff.c: --handoff. 0, or 1 after a message naming the step. */
+int handoff(const struct opts *o, struct result *r);
 
 #endif
