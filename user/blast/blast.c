@@ -457,14 +457,35 @@ static double pct(const struct result *r, double p)
 
 /* A number with a fixed count of decimals (json-c's default of 17
  * significant digits shows binary noise). */
-static void pp_report(const struct opts *o, const struct result *r,
-		      struct json_object *doc)
+static double lat_avg(const struct result *r)
 {
-	double sum = 0, avg;
+	double sum = 0;
 
 	for (uint64_t i = 0; i < r->packets; i++)
 		sum += r->lat[i];
-	avg = r->packets ? sum / (double)r->packets : 0;
+	return r->packets ? sum / (double)r->packets : 0;
+}
+
+/* The sample's min, p50, p99, p99.9 and average as PREFIX{min,p50,p99,
+ * p999,avg}_us with `decimals` decimals. */
+static void lat_json(struct json_object *doc, const char *prefix,
+		     const struct result *r, int decimals)
+{
+	static const char *const name[] = {"min", "p50", "p99", "p999",
+					   "avg"};
+	const double v[] = {pct(r, 0), pct(r, 0.5), pct(r, 0.99),
+			    pct(r, 0.999), lat_avg(r)};
+	char key[64];
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(key, sizeof(key), "%s%s_us", prefix, name[i]);
+		mroce_json_add_fixed(doc, key, v[i], decimals);
+	}
+}
+
+static void pp_report(const struct opts *o, const struct result *r,
+		      struct json_object *doc)
+{
 	if (doc) {
 		mroce_json_add_i64(doc, "payload_bytes",
 				   o->size < 8 ? 8 : o->size);
@@ -472,45 +493,32 @@ static void pp_report(const struct opts *o, const struct result *r,
 				   r->packets + r->lost + r->errors);
 		mroce_json_add_u64(doc, "replies", r->packets);
 		mroce_json_add_u64(doc, "lost", r->lost);
-		mroce_json_add_fixed(doc, "half_rtt_min_us", pct(r, 0), 2);
-		mroce_json_add_fixed(doc, "half_rtt_p50_us", pct(r, 0.5), 2);
-		mroce_json_add_fixed(doc, "half_rtt_p99_us", pct(r, 0.99), 2);
-		mroce_json_add_fixed(doc, "half_rtt_p999_us", pct(r, 0.999), 2);
-		mroce_json_add_fixed(doc, "half_rtt_avg_us", avg, 2);
+		lat_json(doc, "half_rtt_", r, 2);
 		return;
 	}
 	printf("%s: %llu replies, %llu lost, %d-byte payload; half round trip "
 	       "us: min %.2f p50 %.2f p99 %.2f p99.9 %.2f avg %.2f\n",
 	       r->mode, (unsigned long long)r->packets,
 	       (unsigned long long)r->lost, o->size < 8 ? 8 : o->size,
-	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), avg);
+	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), lat_avg(r));
 }
 
 static void handoff_report(const struct opts *o, const struct result *r,
 			   struct json_object *doc)
 {
-	double sum = 0, avg;
-
-	for (uint64_t i = 0; i < r->packets; i++)
-		sum += r->lat[i];
-	avg = r->packets ? sum / (double)r->packets : 0;
 	if (doc) {
 		char cpus[32];
 
 		snprintf(cpus, sizeof(cpus), "%d,%d", o->cpus[0], o->cpus[1]);
 		mroce_json_add_str(doc, "cpus", cpus);
 		mroce_json_add_u64(doc, "handoffs", r->packets);
-		mroce_json_add_fixed(doc, "handoff_min_us", pct(r, 0), 3);
-		mroce_json_add_fixed(doc, "handoff_p50_us", pct(r, 0.5), 3);
-		mroce_json_add_fixed(doc, "handoff_p99_us", pct(r, 0.99), 3);
-		mroce_json_add_fixed(doc, "handoff_p999_us", pct(r, 0.999), 3);
-		mroce_json_add_fixed(doc, "handoff_avg_us", avg, 3);
+		lat_json(doc, "handoff_", r, 3);
 		return;
 	}
 	printf("handoff: %llu passes between CPUs %d and %d; one pass us: min "
 	       "%.3f p50 %.3f p99 %.3f p99.9 %.3f avg %.3f\n",
 	       (unsigned long long)r->packets, o->cpus[0], o->cpus[1],
-	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), avg);
+	       pct(r, 0), pct(r, 0.5), pct(r, 0.99), pct(r, 0.999), lat_avg(r));
 }
 
 static void report(const struct opts *o, const struct result *r,
