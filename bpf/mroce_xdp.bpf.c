@@ -11,8 +11,10 @@
  *  - handshake and control: to the daemon (AF_XDP socket of the queue);
  *  - data: CE marks counted per path; duplicates of data the daemon has
  *    already placed answered here with an ACK (XDP_TX) from the state the
- *    daemon published; everything else to the daemon;
- *  - PROBE: answered here from the published state when possible;
+ *    daemon published, unless the ACK would be longer than the duplicate;
+ *    everything else to the daemon;
+ *  - PROBE: ICRC checked, then to the daemon (its ACK would be longer:
+ *    no answer here ever has more bytes than its trigger);
  *  - ACK: per-path telemetry into the scoreboard, then to the daemon.
  * docs/xdp.md explains which ACKs the kernel sends and why.
  */
@@ -332,6 +334,13 @@ static __always_inline void *write_ack_ipv6(void *pos, void *end,
 	return pos + 40;
 }
 
+/* Bytes of the ACK frame that would answer p (no IP options). */
+static __always_inline __u32 ack_frame_len(const struct pkt *p)
+{
+	return (p->has_vlan ? 18 : 14) + (p->ipv6 ? 40 : 20) + 8 +
+	       sizeof(struct ack_l4);
+}
+
 /* Rewrite the frame in place into the ACK described by a, addressed back
  * to where p came from. Returns XDP_TX, or -1 when the frame could not be
  * resized (nothing was changed then: the caller hands it to the daemon).
@@ -341,9 +350,7 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 				     const struct ack_args *a,
 				     struct mroce_rx_path *rp)
 {
-	__u32 l2 = p->has_vlan ? 18 : 14;
-	__u32 l3 = p->ipv6 ? 40 : 20;
-	__u32 want = l2 + l3 + 8 + sizeof(struct ack_l4);
+	__u32 want = ack_frame_len(p);
 	__u32 have = bpf_xdp_get_buff_len(ctx), linear;
 	struct ack_l4 m = {};
 	struct udphdr uh;
@@ -644,7 +651,8 @@ static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
 
 /* Data or a PROBE of a known connection: CE marks counted on its path,
  * then answered here (XDP_TX) when it is a duplicate of placed data or a
- * PROBE and the daemon published valid state, else to the daemon. */
+ * PROBE, the daemon published valid state and the ACK is not longer than
+ * the trigger; else to the daemon. */
 static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 					 struct mroce_xdp_counters *st,
 					 const struct pkt *p,
@@ -672,6 +680,14 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 	 * what it placed may be acknowledged. */
 	if (!valid || (a->ack_flags == MROCE_ACKF_DUP && !is_duplicate(a, psn)))
 		return to_daemon(ctx, st, redirect_ctr);
+	/* Never send more bytes than came in: an answer longer than its
+	 * trigger (every PROBE's, a short duplicate's) would make this
+	 * program an amplifier for whoever can send us small packets. The
+	 * daemon answers those, under its own limits. */
+	if (ack_frame_len(p) > bpf_xdp_get_buff_len(ctx)) {
+		st->ack_offload_larger++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
 	a->hash = mroce_spray_hash(a->peer_conn_id,
 				   a->path | (__u32)a->gen << 8, psn);
 	a->ack_flags |= MROCE_ACKF_XDP;

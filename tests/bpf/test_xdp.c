@@ -571,7 +571,6 @@ struct row {
 #define UDP_ANY MR(SEND, CONN_A, RX_PATH, RX_GEN, RX_CUM, .payload = 16)
 /* on CONN_A, CE marks are pending: its ACKs carry them and ECE */
 #define ACKF_DX (MROCE_ACKF_DUP | MROCE_ACKF_XDP | MROCE_ACKF_ECE)
-#define ACKF_PX (MROCE_ACKF_PROBE | MROCE_ACKF_XDP | MROCE_ACKF_ECE)
 #define ON_A(f) .ack_flags = (f), .ack_ce = RX_CE_PENDING
 
 static const struct row rows[] = {
@@ -707,8 +706,6 @@ static const struct row rows[] = {
 	    XDP_DROP, "rx_rocev2 drop_bad_payload"),
 
 	/* ---- answered here: XDP_TX of an ACK from published state ---- */
-	ROW("PROBE", MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1234), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_probe", ON_A(ACKF_PX), .check = CHECK_CE_TAKEN),
 	ROW("duplicate before cum_psn", DATA(SEND, RX_CUM - 10), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup", ON_A(ACKF_DX), .check = CHECK_CE_TAKEN),
 	ROW("duplicate via SACK bit", DATA(WRITE, RX_CUM + 6), NULL, XDP_TX,
@@ -735,16 +732,24 @@ static const struct row rows[] = {
 	    MR(SEND, CONN_C, RX_PATH, RX_GEN, RX_CUM - 1), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup",
 	    .ack_flags = MROCE_ACKF_DUP | MROCE_ACKF_XDP),
-	ROW("PROBE, no paths: reply on its port",
-	    MR(PROBE, CONN_C, RX_PATH, RX_GEN, 5), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_probe",
-	    .ack_flags = MROCE_ACKF_PROBE | MROCE_ACKF_XDP),
 	ROW("duplicate with CE, nothing pending before",
 	    MR(SEND, CONN_C, RX_PATH, RX_GEN, RX_CUM - 1, .tos = 3), NULL,
 	    XDP_TX, "rx_metaroce rx_ce tx_ack_dup", .ack_flags = ACKF_DX,
 	    .ack_ce = 1),
 
-	/* ---- duplicates the kernel must NOT answer ---- */
+	/* ---- triggers the kernel must NOT answer ---- */
+	/* the ACK would be longer than its trigger (amplification): a
+	 * PROBE's always, a short duplicate's; the daemon answers */
+	ROW("PROBE (its ACK is longer)", MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1234),
+	    NULL, XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_offload_larger"),
+	ROW("PROBE, no paths (its ACK is longer)",
+	    MR(PROBE, CONN_C, RX_PATH, RX_GEN, 5), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_ctrl ack_offload_larger"),
+	ROW("duplicate shorter than its ACK",
+	    DATA(SEND, RX_CUM - 1, .payload = 8), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_offload_larger"),
+	ROW("duplicate as long as its ACK", DATA(SEND, RX_CUM - 1, .payload = 20),
+	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
 	ROW("duplicate, conn without offload",
 	    MR(SEND, CONN_B, RX_PATH, RX_GEN, RX_CUM - 1, .payload = 8), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_data"),
@@ -953,6 +958,15 @@ START_TEST(mroce_xdp__table)
 	ck_assert_msg((int)o.retval == r->verdict,
 		      "row '%s': verdict %s, want %s", r->desc,
 		      verdict_name((int)o.retval), verdict_name(r->verdict));
+	/* Invariants of every row: an ACK or NAK is never answered, and
+	 * nothing leaves longer than it came in (no amplification). */
+	ck_assert_msg(!(r->in.kind == K_MR &&
+			(r->in.op == MROCE_OP_ACK || r->in.op == MROCE_OP_NAK) &&
+			(int)o.retval == XDP_TX),
+		      "row '%s': an ACK/NAK answered", r->desc);
+	ck_assert_msg((int)o.retval != XDP_TX || out.len <= in.len,
+		      "row '%s': %zu bytes out for %zu in", r->desc,
+		      (size_t)out.len, (size_t)in.len);
 	if (r->verdict == XDP_TX) {
 		struct mroce_frame f;
 		struct mroce_meta_pkt p;
@@ -983,7 +997,7 @@ END_TEST
 START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 {
 	static struct frame in, out;
-	struct in_spec is = DATA(SEND, 1500, .payload = 8);
+	struct in_spec is = DATA(SEND, 1500, .payload = 64);
 	struct mroce_rx_path *rp;
 	struct mroce_frame f;
 	struct mroce_meta_pkt p;
