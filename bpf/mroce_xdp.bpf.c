@@ -216,6 +216,15 @@ mroce_ack_csum6(struct ipv6_pseudo *ph, struct udphdr *uh, struct ack_l4 *m)
 	return c ? c : 0xffff;
 }
 
+/* Verify a received ACK's ICRC. 1 = good. */
+__attribute__((noinline)) int mroce_ack_icrc_ok(struct ack_l4 *m)
+{
+	if (!m)
+		return 0;
+	return mroce_bpf_crc32((const __u8 *)m, sizeof(*m) - MROCE_ICRC_LEN) ==
+	       bpf_ntohl(m->icrc);
+}
+
 /* Verify a PROBE's ICRC. 1 = good. */
 __attribute__((noinline)) int mroce_probe_icrc_ok(struct probe_l4 *pr)
 {
@@ -587,21 +596,26 @@ pull_mroce_checked(struct mroce_xdp_counters *st, struct cursor *c,
 	return h;
 }
 
-/* An ACK of a known connection: its telemetry, then to the daemon. */
+/* An ACK of a known connection: ICRC verified (a forged or damaged ACK
+ * must not move the scoreboard), its telemetry, then to the daemon. */
 static __always_inline int rx_ack(struct xdp_md *ctx,
 				  struct mroce_xdp_counters *st,
 				  struct cursor *c, struct mroce_hdr *h,
 				  const struct ack_args *a)
 {
-	struct mroce_ackh ack;
+	struct ack_l4 m;
 	int rc;
 
-	if ((void *)(h + 1) + sizeof(ack) > c->end) {
+	if ((void *)h + sizeof(m) > c->end) {
 		st->drop_trunc_hdr++;
 		return XDP_DROP;
 	}
-	__builtin_memcpy(&ack, h + 1, sizeof(ack));
-	rc = mroce_ack_telemetry(a->slot, a->path | (__u32)a->gen << 8, &ack);
+	__builtin_memcpy(&m, h, sizeof(m));
+	if (!mroce_ack_icrc_ok(&m)) {
+		st->drop_bad_icrc++;
+		return XDP_DROP;
+	}
+	rc = mroce_ack_telemetry(a->slot, a->path | (__u32)a->gen << 8, &m.ack);
 	if (rc > 0)
 		st->ack_rtt_samples++;
 	else if (rc < 0)

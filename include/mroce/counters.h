@@ -46,7 +46,7 @@
 	X(drop_bad_hdr_len, "dropped: hdr_words disagrees with the opcode")    \
 	X(drop_bad_len, "dropped: payload length disagrees with UDP")          \
 	X(drop_bad_payload, "dropped: opcode must not carry payload")          \
-	X(drop_bad_icrc, "dropped: PROBE with a wrong ICRC")                   \
+	X(drop_bad_icrc, "dropped: PROBE or ACK with a wrong ICRC")            \
 	X(drop_no_conn, "dropped: no such connection / QP")                    \
 	X(drop_no_xsk, "dropped: no AF_XDP socket on the receive queue")
 
