@@ -235,15 +235,13 @@ __attribute__((noinline)) int mroce_probe_icrc_ok(struct probe_l4 *pr)
 	       bpf_ntohl(pr->icrc);
 }
 
-/* The MetaRoCE part of the ACK described by a, with the CE marks of the
- * path not yet reported (taken atomically, see abi.h) and its ICRC. */
+/* The MetaRoCE part of the ACK described by a, and its ICRC. It reports
+ * only its trigger's CE mark (ce): the marks of packets that reached the
+ * daemon are its engine's to report (abi.h), each exactly once. */
 static __always_inline void fill_ack_l4(struct ack_l4 *m,
 					const struct ack_args *a,
-					struct mroce_rx_path *rp)
+					struct mroce_rx_path *rp, __u8 ce)
 {
-	__u32 ce;
-
-	ce = __sync_lock_test_and_set(&rp->ce_pending, 0);
 	__sync_fetch_and_add(&rp->xdp_acks, 1);
 
 	m->hdr.version = MROCE_WIRE_VERSION;
@@ -256,9 +254,7 @@ static __always_inline void fill_ack_l4(struct ack_l4 *m,
 	m->ack.cum_psn = bpf_htonl(a->cum_psn);
 	m->ack.tsecr = bpf_htonl(a->tsecr);
 	m->ack.rate_mbps = bpf_htonl(a->rate_mbps);
-	m->ack.ce_count = bpf_htons(ce > 0xffff ? 0xffff : ce);
-	/* ECE: some data packet of the path carried CE since the previous
-	 * ACK (the triggering one's mark is already in ce_pending) */
+	m->ack.ce_count = bpf_htons(ce);
 	m->ack.ack_flags = a->ack_flags | (ce ? MROCE_ACKF_ECE : 0);
 	__builtin_memcpy(m->ack.sack, a->sack, MROCE_SACK_BYTES);
 	mroce_ack_icrc(m);
@@ -376,7 +372,7 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 		return -1;
 	if (bpf_xdp_adjust_tail(ctx, (int)want - (int)have))
 		return -1;
-	fill_ack_l4(&m, a, rp);
+	fill_ack_l4(&m, a, rp, p->ce);
 
 	sport = mroce_ack_sport(a->slot, a->hash);
 	/* no path set up: answer on the port the request came from */
@@ -680,10 +676,8 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 	rp = rx_path(a->slot, a->path);
 	if (!rp)
 		return to_daemon(ctx, st, redirect_ctr);
-	if (p->ce) {
-		__sync_fetch_and_add(&rp->ce_pending, 1);
+	if (p->ce)
 		__sync_fetch_and_add(&rp->ce_total, 1);
-	}
 	if (!cfg_ack_offload || !(conn->flags & MROCE_CONN_F_ACK_OFFLOAD))
 		return to_daemon(ctx, st, redirect_ctr);
 	if (read_rx_state(rp, a, a->gen, &valid)) {

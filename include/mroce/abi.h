@@ -105,12 +105,11 @@ struct mroce_conn_val {
  * reader gives up, the packet goes to the daemon instead: never a wrong
  * ACK, at worst a slower one.
  *
- * ce_pending is the one field both sides modify, and only atomically:
- * BPF adds 1 per CE-marked packet of this path (new or duplicate);
- * whoever sends an ACK for the path (daemon or XDP) takes the count with
- * an atomic exchange to 0 and reports it in ack.ce_count. So every CE mark
- * is reported exactly once, and the daemon must NOT count CE from frames
- * itself.
+ * CE marks: each is reported once, by whoever consumes its packet. The
+ * daemon's engine counts the marks of the frames it receives and reports
+ * them in its ACKs; an ACK the XDP program sends reports only its own
+ * trigger's mark (the duplicate it consumed). ce_total counts every
+ * CE-marked data packet of the path the program saw (informational).
  */
 struct mroce_rx_path {
 	__u32 seq;	 /* [D] sequence lock, odd = being written */
@@ -120,7 +119,7 @@ struct mroce_rx_path {
 	__u16 resv0;	 /* [D] zero */
 	__u32 rate_mbps; /* [D] fair-share hint echoed in ACKs */
 	__u8 sack[MROCE_SACK_BYTES]; /* [D] as mroce_ackh.sack */
-	__u32 ce_pending; /* [DB] CE marks not yet reported (atomic) */
+	__u32 resv2;	  /* zero */
 	__u32 ce_total;	  /* [B] CE marks ever seen (atomic add) */
 	__u32 xdp_acks;	  /* [B] ACKs the XDP program sent */
 	__u32 resv1;	  /* zero */

@@ -89,10 +89,6 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 		      uint32_t cum_psn, uint32_t rate_mbps,
 		      const uint8_t sack[MROCE_SACK_BYTES]);
 
-/* Take (and reset) the CE marks not yet reported, for an ACK the daemon
- * is about to send on this path. */
-uint32_t mroce_rx_take_ce(struct mroce_rx_path *rp);
-
 /* Sum of the per-CPU counters. */
 int mroce_xdp_counters_read(int counters_fd, struct mroce_xdp_counters *out);
 

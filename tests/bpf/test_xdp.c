@@ -59,7 +59,7 @@
 #define RX_GEN 2
 #define RX_CUM 1000u
 #define RX_RATE 25000u
-#define RX_CE_PENDING 3u
+#define RX_CE_TOTAL 3u /* CE marks seen on CONN_A's path before */
 #define SB_PATH 1 /* scoreboard path fed by ACK rows */
 #define SB_GEN 0
 
@@ -105,7 +105,7 @@ static void fixture_fill(struct env *e)
 		mroce_rx_publish(rp, RX_GEN, MROCE_RXP_F_VALID, RX_CUM, RX_RATE,
 				 sack);
 		if (slot == SLOT_A)
-			rp->ce_pending = RX_CE_PENDING;
+			rp->ce_total = RX_CE_TOTAL;
 	}
 	mroce_rx_publish(mroce_xdp_rx_path(&e->m, SLOT_B, RX_PATH), RX_GEN,
 			 MROCE_RXP_F_VALID, RX_CUM, RX_RATE, sack);
@@ -534,8 +534,8 @@ enum checks {
 	CHECK_NONE,
 	CHECK_RTT,	    /* ACK telemetry: sample, srtt, acks */
 	CHECK_LOSS_ECE,	    /* ... plus loss and ECN marks */
-	CHECK_CE_TAKEN,	    /* ce_pending taken by the ACK, xdp_acks 1 */
-	CHECK_CE_ADDED,	    /* ce_pending + 1, ce_total 1 */
+	CHECK_XDP_ACKED,    /* xdp_acks 1, ce_total unchanged */
+	CHECK_CE_ADDED,	    /* ce_total + 1, xdp_acks 0 */
 	CHECK_SB_UNTOUCHED, /* stale ACK: no telemetry written */
 };
 
@@ -569,9 +569,8 @@ struct row {
 		__VA_ARGS__                                                    \
 	}
 #define UDP_ANY MR(SEND, CONN_A, RX_PATH, RX_GEN, RX_CUM, .payload = 16)
-/* on CONN_A, CE marks are pending: its ACKs carry them and ECE */
-#define ACKF_DX (MROCE_ACKF_DUP | MROCE_ACKF_XDP | MROCE_ACKF_ECE)
-#define ON_A(f) .ack_flags = (f), .ack_ce = RX_CE_PENDING
+/* an XDP ACK reports only its trigger's CE mark (none unless .tos = 3) */
+#define ACKF_DX (MROCE_ACKF_DUP | MROCE_ACKF_XDP)
 
 static const struct row rows[] = {
 	/* ---- not ours: XDP_PASS, untouched ---- */
@@ -712,35 +711,35 @@ static const struct row rows[] = {
 
 	/* ---- answered here: XDP_TX of an ACK from published state ---- */
 	ROW("duplicate before cum_psn", DATA(SEND, RX_CUM - 10), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_dup", ON_A(ACKF_DX), .check = CHECK_CE_TAKEN),
+	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX, .check = CHECK_XDP_ACKED),
 	ROW("duplicate via SACK bit", DATA(WRITE, RX_CUM + 6), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate with ACK_REQ",
 	    DATA(SEND, RX_CUM - 1, .flags = MROCE_F_ACK_REQ), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate carrying CE", DATA(SEND, RX_CUM - 1, .tos = 0x2b), NULL,
-	    XDP_TX, "rx_metaroce rx_ce tx_ack_dup", .ack_flags = ACKF_DX,
-	    .ack_ce = RX_CE_PENDING + 1),
+	    XDP_TX, "rx_metaroce rx_ce tx_ack_dup",
+	    .ack_flags = ACKF_DX | MROCE_ACKF_ECE, .ack_ce = 1),
 	ROW("duplicate on vlan", DATA(SEND, RX_CUM - 1, .vlan = 1 + 0x2064),
-	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv6",
 	    DATA(SEND, RX_CUM - 1, .ipv6 = true, .tos = 0xb8), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv6 + vlan",
 	    DATA(SEND, RX_CUM - 1, .ipv6 = true, .vlan = 1 + 5), NULL, XDP_TX,
-	    "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv4 with options", DATA(SEND, RX_CUM - 1),
-	    mut_ip_options, XDP_TX, "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    mut_ip_options, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("jumbo duplicate (frags)", DATA(WRITE, RX_CUM - 1, .payload = 8000),
-	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate, no paths: reply on its port",
 	    MR(SEND, CONN_C, RX_PATH, RX_GEN, RX_CUM - 1), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup",
 	    .ack_flags = MROCE_ACKF_DUP | MROCE_ACKF_XDP),
-	ROW("duplicate with CE, nothing pending before",
+	ROW("duplicate with CE on a path that saw none before",
 	    MR(SEND, CONN_C, RX_PATH, RX_GEN, RX_CUM - 1, .tos = 3), NULL,
-	    XDP_TX, "rx_metaroce rx_ce tx_ack_dup", .ack_flags = ACKF_DX,
-	    .ack_ce = 1),
+	    XDP_TX, "rx_metaroce rx_ce tx_ack_dup",
+	    .ack_flags = ACKF_DX | MROCE_ACKF_ECE, .ack_ce = 1),
 
 	/* ---- triggers the kernel must NOT answer ---- */
 	/* the ACK would be longer than its trigger (amplification): a
@@ -754,7 +753,7 @@ static const struct row rows[] = {
 	    DATA(SEND, RX_CUM - 1, .payload = 8), NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_data ack_offload_larger"),
 	ROW("duplicate as long as its ACK", DATA(SEND, RX_CUM - 1, .payload = 20),
-	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", ON_A(ACKF_DX)),
+	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate, conn without offload",
 	    MR(SEND, CONN_B, RX_PATH, RX_GEN, RX_CUM - 1, .payload = 8), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_data"),
@@ -867,13 +866,12 @@ static void check_maps(struct env *e, const struct row *r,
 	case CHECK_SB_UNTOUCHED:
 		ck_assert_mem_eq(sp, sb_before, sizeof(*sp));
 		break;
-	case CHECK_CE_TAKEN:
-		ck_assert_uint_eq(rp->ce_pending, 0);
+	case CHECK_XDP_ACKED:
+		ck_assert_uint_eq(rp->ce_total, RX_CE_TOTAL);
 		ck_assert_uint_eq(rp->xdp_acks, 1);
 		break;
 	case CHECK_CE_ADDED:
-		ck_assert_uint_eq(rp->ce_pending, RX_CE_PENDING + 1);
-		ck_assert_uint_eq(rp->ce_total, 1);
+		ck_assert_uint_eq(rp->ce_total, RX_CE_TOTAL + 1);
 		ck_assert_uint_eq(rp->xdp_acks, 0);
 		break;
 	}
@@ -997,7 +995,7 @@ START_TEST(mroce_xdp__table)
 }
 END_TEST
 
-/* The daemon's view: publish, take CE, and the published state is what
+/* The daemon's view: publish, and the published state is what
  * the next XDP ACK says (a second publish replaces the first). */
 START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 {
@@ -1011,8 +1009,6 @@ START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 
 	env_init(&e, true);
 	rp = mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH);
-	ck_assert_uint_eq(mroce_rx_take_ce(rp), RX_CE_PENDING);
-	ck_assert_uint_eq(mroce_rx_take_ce(rp), 0);
 	sack[1] = 0x80;
 	mroce_rx_publish(rp, RX_GEN, MROCE_RXP_F_VALID, 2000, 7, sack);
 	ck_assert_uint_eq(rp->seq % 2, 0);

@@ -49,7 +49,7 @@ START_TEST(mroce_rx_publish__seq_even_and_fields_set)
 	uint8_t sack[MROCE_SACK_BYTES] = {1, 2, 3};
 
 	memset(&rp, 0, sizeof(rp));
-	rp.ce_pending = 5;
+	rp.ce_total = 5;
 	mroce_rx_publish(&rp, 4, MROCE_RXP_F_VALID, 77, 100, sack);
 	ck_assert_uint_eq(rp.seq, 2);
 	ck_assert_uint_eq(rp.gen, 4);
@@ -57,22 +57,11 @@ START_TEST(mroce_rx_publish__seq_even_and_fields_set)
 	ck_assert_uint_eq(rp.rate_mbps, 100);
 	ck_assert_mem_eq(rp.sack, sack, sizeof(sack));
 	/* the BPF-owned fields are left alone */
-	ck_assert_uint_eq(rp.ce_pending, 5);
+	ck_assert_uint_eq(rp.ce_total, 5);
 	mroce_rx_publish(&rp, 4, 0, 78, 0, NULL);
 	ck_assert_uint_eq(rp.seq, 4);
 	ck_assert_uint_eq(rp.sack[0], 0);
 	ck_assert_uint_eq(rp.flags, 0);
-}
-END_TEST
-
-START_TEST(mroce_rx_take_ce__takes_once)
-{
-	struct mroce_rx_path rp;
-
-	memset(&rp, 0, sizeof(rp));
-	rp.ce_pending = 9;
-	ck_assert_uint_eq(mroce_rx_take_ce(&rp), 9);
-	ck_assert_uint_eq(mroce_rx_take_ce(&rp), 0);
 }
 END_TEST
 
@@ -131,7 +120,6 @@ Suite *xdp_maps_suite(void)
 	tcase_add_test(tc, mroce_xdp_err_name__every_error_named);
 	tcase_add_test(tc, mroce_xdp_counter_find__names_match_struct);
 	tcase_add_test(tc, mroce_rx_publish__seq_even_and_fields_set);
-	tcase_add_test(tc, mroce_rx_take_ce__takes_once);
 	tcase_add_test(tc, mroce_xdp_rx_path__bounds);
 	tcase_add_test(tc, mroce_xdp_conn_add__rejects_bad_arguments);
 	suite_add_tcase(s, tc);

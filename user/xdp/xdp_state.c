@@ -80,11 +80,6 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-uint32_t mroce_rx_take_ce(struct mroce_rx_path *rp)
-{
-	return __atomic_exchange_n(&rp->ce_pending, 0, __ATOMIC_ACQ_REL);
-}
-
 int mroce_xdp_counters_read(int counters_fd, struct mroce_xdp_counters *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
