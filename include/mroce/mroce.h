@@ -238,7 +238,13 @@ struct mrv_wc {
 };
 
 /* Drives progress, then returns up to n completions (0 = none yet) or
- * -errno. Embedded mode never blocks. Daemon mode: reads the CQ's shared ring; an
+ * -errno. Embedded mode never blocks; a poll that returns completions
+ * receives but does not transmit: the ACKs it owes leave with the next
+ * call into the library (post, poll, wait or mrv_progress), behind the
+ * reply when that call posts one, so that a reply is not delayed by the
+ * ACK of its request. An application that sleeps on mrv_device_fd()
+ * calls mrv_progress() before (it does for the timers anyway). Daemon
+ * mode: reads the CQ's shared ring; an
  * empty poll yields the CPU (sched_yield) to the daemon, and once the
  * ring stayed empty for 20 us while sends of this CQ are outstanding it
  * naps on the completion doorbell for at most 200 us (less as soon as a

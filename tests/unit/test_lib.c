@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,84 @@ START_TEST(mrv_query_stats__counts_traffic)
 }
 END_TEST
 
+static uint64_t tx_pkts(const struct side *s)
+{
+	struct mrv_dev_stats st;
+
+	ck_assert_int_eq(mrv_query_stats(s->dev, &st), 0);
+	return st.tx_pkts;
+}
+
+/* Embedded mode: a poll that returns completions transmits nothing; the
+ * ACKs it owes leave with the next call into the library, behind the
+ * reply when that call posts one. So a's SEND does not complete while b
+ * makes no call, and b's reply and its ACK leave in b's post. */
+static void ack_waits_for_the_next_call(uint8_t transport, uint8_t ha,
+					uint8_t hb, bool reply)
+{
+	struct side a, b;
+	struct mrv_wc wc[2];
+	struct mrv_sge sg, rsg;
+	struct mrv_send_wr wr, *bad;
+	struct mrv_recv_wr rw, *rbad;
+	uint64_t before = 0, sent;
+	int k = 0;
+
+	connect_pair(&a, &b, ha, hb, transport);
+	rsg = side_sge(&b, 0, 64);
+	rw = (struct mrv_recv_wr){.wr_id = 1, .sg_list = &rsg, .num_sge = 1};
+	ck_assert_int_eq(mrv_post_recv(b.qp, &rw, &rbad), 0);
+	rsg = side_sge(&a, 0, 64);
+	ck_assert_int_eq(mrv_post_recv(a.qp, &rw, &rbad), 0);
+	sg = side_sge(&a, 100, 8);
+	wr = (struct mrv_send_wr){.wr_id = 2, .sg_list = &sg, .num_sge = 1,
+				  .opcode = MRV_WR_SEND,
+				  .send_flags = MRV_SEND_SIGNALED};
+	ck_assert_int_eq(mrv_post_send(a.qp, &wr, &bad), 0);
+	for (long i = 0; !k && i < 1000000; i++) {
+		before = tx_pkts(&b);
+		k = mrv_poll_cq(b.cq, 2, wc);
+		ck_assert_int_ge(k, 0);
+		ck_assert_int_ge(mrv_progress(a.dev), 0);
+		if (!k && i % 64 == 63)
+			usleep(100);
+	}
+	ck_assert_int_eq(k, 1);
+	ck_assert_int_eq(wc[0].opcode, MRV_WC_RECV);
+	ck_assert_uint_eq(tx_pkts(&b), before);	/* the ACK is owed */
+	for (int i = 0; i < 50; i++) {
+		ck_assert_int_eq(mrv_poll_cq(a.cq, 2, wc), 0);
+		usleep(100);
+	}
+	if (reply) {
+		sg = side_sge(&b, 100, 8);
+		wr.wr_id = 3;
+		ck_assert_int_eq(mrv_post_send(b.qp, &wr, &bad), 0);
+		sent = tx_pkts(&b) - before;
+		ck_assert_uint_ge(sent, 2);	/* the reply and the ACK */
+	} else {
+		ck_assert_int_eq(mrv_poll_cq(b.cq, 2, wc), 0);
+		ck_assert_uint_gt(tx_pkts(&b), before); /* the ACK */
+	}
+	poll_both(&a, &b, wc, reply ? 2 : 1);
+	for (int i = 0; i < (reply ? 2 : 1); i++) {
+		ck_assert_int_eq(wc[i].status, MRV_WC_SUCCESS);
+		ck_assert(wc[i].opcode == MRV_WC_SEND ||
+			  (reply && wc[i].opcode == MRV_WC_RECV));
+	}
+	side_close(&a);
+	side_close(&b);
+}
+
+START_TEST(mrv_poll_cq__a_poll_that_returns_completions_owes_its_acks)
+{
+	ack_waits_for_the_next_call(MRV_TRANSPORT_METAROCE, 23, 24, false);
+	ack_waits_for_the_next_call(MRV_TRANSPORT_METAROCE, 25, 26, true);
+	ack_waits_for_the_next_call(MRV_TRANSPORT_ROCEV2, 27, 28, false);
+	ack_waits_for_the_next_call(MRV_TRANSPORT_ROCEV2, 29, 30, true);
+}
+END_TEST
+
 Suite *lib_suite(void)
 {
 	Suite *s = suite_create("lib");
@@ -403,6 +482,7 @@ Suite *lib_suite(void)
 	tcase_add_test(tc, mrv_wait_cq__times_out_when_idle);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tx, mrv_post_send__write_read_send_metaroce);
+	tcase_add_test(tx, mrv_poll_cq__a_poll_that_returns_completions_owes_its_acks);
 	tcase_add_test(tx, mrv_post_send__write_read_send_rocev2);
 	tcase_add_test(tx, mrv_post_send__bad_lkey_fails);
 	tcase_add_test(tx, mrv_post_send__bad_rkey_is_remote_access_error);

@@ -272,6 +272,60 @@ START_TEST(probe__software_endpoint_probes_only_when_the_ack_is_late)
 }
 END_TEST
 
+/* A request-reply, driven by hand: side 0's lone WRITE reaches side 1,
+ * which owes it an ACK at once (ACK_REQ), and side 1 posts its reply.
+ * One tx() call with room for `room` packets: what leaves, in order. */
+static int reply_and_ack(int room, uint8_t op[2])
+{
+	struct mroce_engine_cfg cfg = base_cfg();
+	static uint8_t bufs[8][PUMP_CAP];
+	struct mroce_tx_pkt pk[8];
+	struct pair s;
+	int n;
+
+	cfg.jitter_us = 10000;
+	pair_setup_cfg(&s, &cfg, 1 << 16, true);
+	write_ok(&s, 1, 8, 0, 1);	/* established */
+	s.p.now += 1000000;
+	pump_step(&s.p);		/* nothing left in flight */
+	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 8, 64), 0);
+	pump_step(&s.p);		/* the request leaves ... */
+	s.p.now += s.p.delay;
+	pump_step(&s.p);		/* ... and arrives */
+	ck_assert_uint_eq(stats(&s, 1).rx_data_pkts, 2);
+	ck_assert_int_eq(post(&s, 1, MROCE_WR_RDMA_WRITE, 3, 0, 8, 64), 0);
+	for (int i = 0; i < 8; i++) {
+		memset(&pk[i], 0, sizeof(pk[i]));
+		pk[i].buf = bufs[i];
+	}
+	n = mroce_engine_tx(s.p.e[1], pk, room, PUMP_CAP, s.p.now);
+	for (int i = 0; i < n && i < 2; i++) {
+		struct mroce_meta_pkt m;
+
+		ck_assert_int_eq(mroce_meta_parse(pk[i].buf, pk[i].len, &m), 0);
+		op[i] = m.opcode;
+	}
+	pair_fini(&s);
+	return n;
+}
+
+/* The reply leaves before the ACK of its request, which follows right
+ * behind in the same call: on a software sender each packet of a batch
+ * crosses the kernel before the next, so an ACK in front would delay
+ * the reply by a packet. With room for one packet, the ACK goes first
+ * (a driver that asks for one packet at a time must not starve it). */
+START_TEST(tx__a_reply_leaves_before_the_ack_of_its_request)
+{
+	uint8_t op[2] = {0};
+
+	ck_assert_int_eq(reply_and_ack(8, op), 2);
+	ck_assert_uint_eq(op[0], MROCE_OP_WRITE);
+	ck_assert_uint_eq(op[1], MROCE_OP_ACK);
+	ck_assert_int_eq(reply_and_ack(1, op), 1);
+	ck_assert_uint_eq(op[0], MROCE_OP_ACK);
+}
+END_TEST
+
 MROCE_SUITE(metaroce_tx_suite)
 Suite *metaroce_tx_suite(void)
 {
@@ -284,6 +338,7 @@ Suite *metaroce_tx_suite(void)
 	tcase_add_test(tc, ack__sprayed_over_the_receivers_own_ports);
 	tcase_add_test(tc, probe__software_endpoint_probes_only_when_the_ack_is_late);
 	tcase_add_test(tc, ack_port__dead_reverse_port_retired_and_replaced);
+	tcase_add_test(tc, tx__a_reply_leaves_before_the_ack_of_its_request);
 	suite_add_tcase(s, tc);
 	return s;
 }

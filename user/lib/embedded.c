@@ -52,6 +52,7 @@ struct emb_dev {
 	struct mroce_ep *ep;	/* backend + engine: the pump */
 	struct mroce_engine *e; /* the endpoint's one engine */
 	struct mroce_io *io;	/* the endpoint's backend */
+	bool tx_owed;		/* a poll returned completions before its tx */
 };
 
 struct emb_cq {
@@ -159,7 +160,39 @@ static int emb_device_fd(const struct mrv_device *dev)
 
 static int emb_progress(struct mrv_device *dev)
 {
-	return mroce_ep_progress(to_edev(dev)->ep, mroce_ep_now());
+	struct emb_dev *d = to_edev(dev);
+
+	d->tx_owed = false;
+	return mroce_ep_progress(d->ep, mroce_ep_now());
+}
+
+/* The pump, for a caller that waits for completions: receive and run
+ * the timers first (after what an earlier call left to transmit)... */
+static int emb_pump_rx(struct emb_dev *d, uint64_t now)
+{
+	if (d->tx_owed) {
+		d->tx_owed = false;
+		(void)mroce_ep_flush(d->ep, now);
+	}
+	return mroce_ep_progress_rx(d->ep, now);
+}
+
+/* ... then transmit, unless the caller is about to return completions:
+ * the application may answer them at once, and its answer should not
+ * wait behind our ACKs (each send() of a copy-mode AF_XDP socket or a
+ * UDP socket carries its packets through the kernel in our context).
+ * The ACKs then leave with the next call, whatever it is, behind the
+ * answer if it posts one. */
+static int emb_pump_tx(struct emb_dev *d, uint64_t now, bool deliver)
+{
+	int n;
+
+	if (deliver) {
+		d->tx_owed = true;
+		return 0;
+	}
+	n = mroce_ep_flush(d->ep, now);
+	return n > 0 ? n : 0;
 }
 
 static int emb_query_stats(const struct mrv_device *dev,
@@ -329,11 +362,17 @@ static int fill_stash(struct emb_cq *c)
 static int emb_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 {
 	struct emb_cq *c = to_ecq(cq);
+	struct emb_dev *d = to_edev(cq->dev);
 	int got = 0, err;
+	uint64_t now = mroce_ep_now();
+	bool pumped = !c->stash_n;
 
-	err = emb_progress(cq->dev);
-	if (err < 0)
-		return err;
+	/* What an earlier call fetched goes first, without a pump turn. */
+	if (pumped) {
+		err = emb_pump_rx(d, now);
+		if (err < 0)
+			return err;
+	}
 	while (got < n) {
 		int k = fill_stash(c);
 
@@ -346,6 +385,8 @@ static int emb_poll_cq(struct mrv_cq *cq, int n, struct mrv_wc *wc)
 			c->stash_n--;
 		}
 	}
+	if (pumped)
+		(void)emb_pump_tx(d, now, got > 0);
 	return got;
 }
 
@@ -376,6 +417,8 @@ static int emb_wait_cq(struct mrv_cq *cq, int timeout_ms)
 	uint64_t start, deadline, spin_until;
 	struct pollfd pfd;
 
+	if (to_ecq(cq)->stash_n)
+		return 1;
 	start = mroce_ep_now();
 	deadline = timeout_ms < 0 ? UINT64_MAX
 				  : start + (uint64_t)timeout_ms * 1000000ull;
@@ -394,10 +437,12 @@ static int emb_wait_cq(struct mrv_cq *cq, int timeout_ms)
 		uint64_t now;
 		int k, err;
 
-		err = emb_progress(&d->base);
+		now = mroce_ep_now();
+		err = emb_pump_rx(d, now);
 		if (err < 0)
 			return err;
 		k = fill_stash(to_ecq(cq));
+		err += emb_pump_tx(d, now, k > 0);
 		if (k < 0)
 			return k;
 		if (k > 0)

@@ -30,6 +30,8 @@
 #define MR_PACE_BURST	32	/* software endpoints: packets per burst */
 #define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
 #define MR_ACK_DELAY_SW_NS 250000 /* ... on a software endpoint (jitter_us) */
+#define MR_PROBE_SLACK_SW_US 50	/* a software endpoint's idle PROBE waits
+				 * srtt + max(4 rttvar, this) for the ACK */
 #define MR_ACK_PROBE_EVERY 8	/* our ACKs on an idle port between probes */
 #define MR_ACK_CHECK_NS	50000	/* a PROBE probes our idle ports this often */
 #define MR_RNR_TIMER	5	/* our RNR NAK timer, units of 10 us */

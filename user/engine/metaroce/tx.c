@@ -546,15 +546,22 @@ bool mr_idle_probe_due(const struct mr_path *p)
  * srtt, so a probe sent any later would not find a loss sooner. An
  * endpoint that jitters (cfg.jitter_us, a software endpoint) has a PTO
  * of at least jitter_us (milliseconds): its probe waits until the ACK is
- * late, srtt + 4 rttvar after the path's last packet, which still finds
- * a tail loss within a few round trips, and costs nothing where the ACK
- * comes in time (a ping-pong's message is then its data and its ACK, not
- * also a PROBE and the PROBE's answer). */
+ * late, srtt + max(4 rttvar, MR_PROBE_SLACK_SW_US) after the path's last
+ * packet (QUIC's PTO has the same form, with its timer granularity as
+ * the floor). That still finds a tail loss within a few round trips, and
+ * costs nothing where the ACK comes in time (a ping-pong's message is
+ * then its data and its ACK, not also a PROBE and the PROBE's answer).
+ * The floor is the software peer's: its ACK may wait for its
+ * application's next call (libmroce sends a reply before the ACK of the
+ * request) and for the scheduler, which 4 rttvar of samples taken while
+ * both sides spin does not cover. */
 uint64_t mr_idle_probe_at(const struct mroce_engine *e,
 			  const struct mr_conn *c, const struct mr_path *p)
 {
 	uint32_t srtt = mr_path_srtt(c, p),
-		 var = 4 * p->rtt.var_us > 2 ? 4 * p->rtt.var_us : 2;
+		 var = 4 * p->rtt.var_us > MR_PROBE_SLACK_SW_US
+			       ? 4 * p->rtt.var_us
+			       : MR_PROBE_SLACK_SW_US;
 
 	if (!e->cfg.jitter_us || !srtt)
 		return 0;
@@ -609,22 +616,31 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	if (mr_tx_hsq(e, pkts, n, cap, &cnt) < 0)
 		return cnt;
 	/* Only the connections due by now have anything to do. Take them
-	 * from the heap one at a time: run their expired timers, send
-	 * control before data, and put a connection that sent back at
-	 * once (behind the others due at the same instant: round robin,
-	 * also when the driver asks for one packet at a time); those with
-	 * nothing to send wait in t->work until the end of the call. */
+	 * from the heap one at a time: run their expired timers, send one
+	 * data packet and the control packets behind it, and put a
+	 * connection that sent back at once (behind the others due at the
+	 * same instant: round robin, also when the driver asks for one
+	 * packet at a time); those with nothing to send wait in t->work
+	 * until the end of the call. Data goes before control when both fit:
+	 * in a request-reply the reply then does not wait behind the ACK of
+	 * the request (a software sender's send() carries each packet
+	 * through the kernel before the next), and control waits at most
+	 * one packet. With room for one packet only, control goes first, so
+	 * that a driver asking one at a time cannot starve it. */
 	mr_flush_dirty(e, now);
 	mr_sweep(e, now);
 	while (cnt < n && t->nheap && t->heap[0]->heap.due <= now) {
 		struct mr_conn *c = t->heap[0];
-		int r;
+		int r = 0;
 
 		mr_heap_remove(t, c);
 		if (c->heap.tdue <= now)
 			mr_conn_tick(e, c, now);
-		r = mr_tx_control(e, c, &pkts[cnt], cap, now);
+		if (n - cnt > 1)
+			r = tx_data(e, c, &pkts[cnt], cap, now);
 		if (!r)
+			r = mr_tx_control(e, c, &pkts[cnt], cap, now);
+		if (!r && n - cnt == 1)
 			r = tx_data(e, c, &pkts[cnt], cap, now);
 		if (r <= 0) {
 			t->work[k++] = c;
@@ -633,7 +649,7 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 			continue;
 		}
 		cnt++;
-		/* ACKs/NAKs our data triggered go first. */
+		/* Its control packets right behind. */
 		while (cnt < n && mr_tx_control(e, c, &pkts[cnt], cap, now) > 0)
 			cnt++;
 		mr_conn_sched(e, c, now);

@@ -34,6 +34,11 @@ bool rv2_resp_has_tx(const struct mroce_qp *qp, const struct rv2_qp *q)
 	return ack_ready(qp, q) || rd_head_job(qp);
 }
 
+bool rv2_resp_ack_only(const struct mroce_qp *qp, const struct rv2_qp *q)
+{
+	return rv2_resp_has_tx(qp, q) && !rd_head_job(qp);
+}
+
 static void sched_ack(struct rv2_qp *q, uint8_t syn, uint32_t psn)
 {
 	q->ack_pending = true;

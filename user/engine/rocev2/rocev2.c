@@ -165,7 +165,20 @@ static int rv2_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 		struct rv2_qp *q = rv2(qp);
 
 		mroce_qp_unsched(qp);
-		if (rv2_resp_has_tx(qp, q))
+		if (n - k > 1 && rv2_resp_ack_only(qp, q) &&
+		    rv2_req_has_tx(qp, q, now)) {
+			/* A request before the ACK, which follows at once (as
+			 * in MetaRoCE's mr_tx: a reply must not wait behind
+			 * the ACK of its request). */
+			r = rv2_tx_req(e, qp, q, &pkts[k], buf_cap, now);
+			if (r > 0 && k + r < n && rv2_resp_has_tx(qp, q)) {
+				int a = rv2_tx_resp(e, qp, q, &pkts[k + r],
+						    buf_cap, now);
+
+				if (a > 0)
+					r += a;
+			}
+		} else if (rv2_resp_has_tx(qp, q))
 			r = rv2_tx_resp(e, qp, q, &pkts[k], buf_cap, now);
 		else if (rv2_req_has_tx(qp, q, now))
 			r = rv2_tx_req(e, qp, q, &pkts[k], buf_cap, now);

@@ -178,6 +178,8 @@ int rv2_rx_read_resp(struct mroce_engine *e, struct mroce_qp *qp,
 
 /* responder.c */
 bool rv2_resp_has_tx(const struct mroce_qp *qp, const struct rv2_qp *q);
+/* The responder's only work is its ACK/NAK slot (no READ response). */
+bool rv2_resp_ack_only(const struct mroce_qp *qp, const struct rv2_qp *q);
 int rv2_rx_request(struct mroce_engine *e, struct mroce_qp *qp,
 		   struct rv2_qp *q, const struct mroce_rv2_pkt *p,
 		   uint64_t now);
