@@ -531,7 +531,7 @@ done
 # transports' write_lat; the table shows each measure's median round and
 # the spread, the daemon/embedded ratio is the median of the rounds'.
 # The quiet daemon's CPU is measured after round 1's MetaRoCE write_lat.
-LAT_N=2000
+LAT_N=5000 LAT_WARMUP=500
 IDLE_CPU=-
 declare -A L50S L99S
 U50S="" U99S="" RLAT=""
@@ -557,11 +557,18 @@ for round in $(seq "$ROUNDS"); do
 	for m in $MODES; do
 		set_mode "$m"
 		daemons_start
-		for tr in metaroce rocev2; do
+		# Each transport goes first in every other round, and each
+		# run's first LAT_WARMUP pings are not counted: the first
+		# round trips after a start pay for page faults and cold
+		# caches, and always running one transport first gave it
+		# the cold tail (p99) of the pair.
+		order="metaroce rocev2"
+		[ $((round % 2)) -eq 0 ] && order="rocev2 metaroce"
+		for tr in $order; do
 			log "round $round/$ROUNDS: latency: $m: $tr write_lat 8 B x $LAT_N"
 			idle=()
 			[ "$m" = daemon ] && [ $tr = metaroce ] && [ "$round" -eq 1 ] && idle=(--idle 3)
-			perf_start "$tr" write_lat -s 8 -n $LAT_N "${idle[@]}"
+			perf_start "$tr" write_lat -s 8 -n $LAT_N --warmup $LAT_WARMUP "${idle[@]}"
 			if [ ${#idle[@]} -gt 0 ] && [ -n "$CPID" ]; then
 				# The daemons' CPU while both applications sit
 				# idle, connected, after the test (--idle).

@@ -31,15 +31,15 @@ ns_unshare "$@"
 ns_tmp perf
 PORT=18600
 
-# run TEST TRANSPORT SIZE ITERS
+# run TEST TRANSPORT SIZE ITERS [CLIENT-OPTION]
 run() {
-	local t=$1 tr=$2 size=$3 n=$4 out=$TMP/$1-$2
+	local t=$1 tr=$2 size=$3 n=$4 extra=${5:-} out=$TMP/$1-$2${5:-}
 	PORT=$((PORT + 1))
 	perf_pair "$t $tr" "$out" "" $PORT \
 		timeout 60 "$PERF" "$t" -p $PORT -s "$size" --transport "$tr" \
 		--local 127.0.0.1 -- \
 		timeout 60 "$PERF" "$t" -p $PORT -s "$size" -n "$n" --verify \
-		--transport "$tr" --local 127.0.0.2 127.0.0.1 || return
+		--transport "$tr" $extra --local 127.0.0.2 127.0.0.1 || return
 	grep -q "Transport type : $( [ "$tr" = rocev2 ] && echo RoCEv2 || echo MetaRoCE)" "$out" ||
 		flunk "$t $tr: header lacks the transport"
 	# The row after the column header, checked by position.
@@ -74,6 +74,9 @@ for tr in metaroce rocev2; do
 	run send_bw $tr 12000 200
 	run write_lat $tr 64 100
 done
+# --warmup: 50 more pings, checked by the server (its END count includes
+# them) but not in the row's 100 iterations.
+run write_lat metaroce 64 100 --warmup=50
 
 # --json: one object with results (needs python3 to parse; else skip it).
 PORT=$((PORT + 1))
@@ -181,6 +184,7 @@ usage_errors "$PERF" "write_bw -s 0" "nosuch_bw" "write_bw --transport ib" \
 	"write_lat --interval 1" "write_bw --interval 0" "write_bw --interval x" \
 	"write_bw --corrupt 1:2 h" "write_bw --verify --corrupt 1:2" \
 	"read_bw --verify --corrupt 1:2 h" "write_bw --verify --corrupt 1:65536 h" \
-	"write_bw --verify --corrupt 12 h"
+	"write_bw --verify --corrupt 12 h" "write_bw --warmup 5" \
+	"write_lat --warmup x"
 
 ns_summary perf_udp

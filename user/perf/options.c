@@ -83,6 +83,11 @@ static const char help_text[] =
 "        --idle=SECS        client: after the test, with the connection up,\n"
 "                           sit idle SECS seconds (what connected but quiet\n"
 "                           applications cost a daemon)\n"
+"        --warmup=N         latency tests: N iterations before the measured\n"
+"                           ones, run (and checked with --verify) but not\n"
+"                           counted: the first round trips of a fresh\n"
+"                           process pay for page faults and cold caches\n"
+"                           (default 0, as perftest)\n"
 "        --json             print the results as one JSON document\n"
 "                           (docs/json.md); a run that fails still prints\n"
 "                           a whole document, with an \"error\" object\n"
@@ -155,6 +160,7 @@ enum {
 	O_CYCLE,
 	O_INTERVAL,
 	O_IDLE,
+	O_WARMUP,
 	O_CORRUPT,
 };
 
@@ -183,6 +189,7 @@ static const struct option lo[] = {
 	{"cycle_buffer", required_argument, NULL, O_CYCLE},
 	{"interval", required_argument, NULL, O_INTERVAL},
 	{"idle", required_argument, NULL, O_IDLE},
+	{"warmup", required_argument, NULL, O_WARMUP},
 	{"corrupt", required_argument, NULL, O_CORRUPT},
 	{0},
 };
@@ -281,6 +288,9 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 		if (mroce_parse_double(arg, 0, 3600, &o->idle))
 			usage_err("--idle: '%s' is not a number of seconds "
 				  "in [0, 3600]", arg);
+		return true;
+	case O_WARMUP:
+		o->warmup = (long)num(arg, "--warmup", 0, 1000000);
 		return true;
 	case O_CORRUPT:
 		parse_corrupt(arg, o);
@@ -391,6 +401,8 @@ void perf_parse(int argc, char **argv, struct opts *o)
 		usage_err("%s", "latency tests use one QP (-q 1)");
 	if (o->interval && !o->bw)
 		usage_err("%s", "--interval applies to bandwidth tests");
+	if (o->warmup && o->bw)
+		usage_err("%s", "--warmup applies to latency tests");
 	if (o->corrupt && (!o->verify || o->kind == T_READ || !o->bw ||
 			   !o->host))
 		usage_err("%s", "--corrupt is for the client of write_bw or "

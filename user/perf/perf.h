@@ -47,6 +47,7 @@ struct opts {
 	const char *daemon_sock; /* NULL: the default socket */
 	double interval;	 /* --interval: seconds, 0 = off */
 	double idle;		 /* --idle: seconds quiet before the test */
+	long warmup;		 /* --warmup: latency iterations not counted */
 	bool corrupt;		 /* --corrupt: test hook, see options.c */
 	uint64_t corrupt_msg, corrupt_off;
 };

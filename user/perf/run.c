@@ -432,67 +432,71 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 /* ------------------------------------------------------------------ */
 /* Client: latency                                                      */
 /* ------------------------------------------------------------------ */
-uint64_t run_lat(struct ctx *c, uint64_t size, double **samples)
+/* One latency iteration: a READ, or a ping and its pong. Returns the
+ * sample in microseconds (write and send: half the round trip). */
+static double lat_once(struct ctx *c, uint64_t size)
 {
 	struct qpctx *x = &c->q[0];
+	uint64_t it = x->posted;
+	double t1 = now_s();
+	struct mrv_wc wc[4];
+	bool got = false;
+
+	if (c->o.kind == T_READ) {
+		if (c->o.verify)
+			memset(slot(c, 0, 0), 0, size);
+		post_send(c, 0, MRV_WR_RDMA_READ, slot(c, 0, 0), size,
+			  x->ri.buf_addr, it, 0);
+		x->posted++;
+		while (!got)
+			got = poll_wc(c, wc, 4) > 0;
+		t1 = (now_s() - t1) * 1e6;
+		if (c->o.verify)
+			c->bad_bytes += check(c, slot(c, 0, 0), 0, 0, size);
+		return t1;
+	}
+	/* Ping from the pattern, pong lands in slot 0 (WRITE) or a receive
+	 * slot (SEND). */
+	post_send(c, 0,
+		  c->o.kind == T_SEND ? MRV_WR_SEND : MRV_WR_RDMA_WRITE_WITH_IMM,
+		  pat(c, 0, it), size, x->ri.buf_addr, it, (uint32_t)it);
+	x->posted++;
+	while (!got) {
+		int k = poll_wc(c, wc, 4);
+
+		for (int i = 0; i < k; i++) {
+			if (wc[i].opcode != MRV_WC_RECV &&
+			    wc[i].opcode != MRV_WC_RECV_RDMA_WITH_IMM)
+				continue;
+			got = true;
+			if (c->o.verify)
+				c->bad_bytes += check(
+					c,
+					wc[i].opcode == MRV_WC_RECV
+						? slot(c, 0, (int)wc[i].wr_id)
+						: slot(c, 0, 0),
+					0, it, size);
+			post_recv(c, 0, (int)wc[i].wr_id);
+		}
+	}
+	return (now_s() - t1) * 1e6 / 2;
+}
+
+uint64_t run_lat(struct ctx *c, uint64_t size, double **samples)
+{
 	uint64_t cap = c->o.duration ? 1u << 20 : (uint64_t)c->o.iters;
 	uint64_t n = 0;
-	double t0 = now_s();
+	double t0;
 	double *v = malloc(cap * sizeof(*v));
 
 	if (!v)
 		perf_die(1, "out of memory");
-	while (n < cap && more(c, n, t0)) {
-		struct mrv_wc wc[4];
-		uint64_t it = x->posted;
-		double t1 = now_s();
-		bool got = false;
-
-		if (c->o.kind == T_READ) {
-			if (c->o.verify)
-				memset(slot(c, 0, 0), 0, size);
-			post_send(c, 0, MRV_WR_RDMA_READ, slot(c, 0, 0), size,
-				  x->ri.buf_addr, it, 0);
-			x->posted++;
-			while (!got) {
-				int k = poll_wc(c, wc, 4);
-
-				got = k > 0;
-			}
-			v[n++] = (now_s() - t1) * 1e6;
-			if (c->o.verify)
-				c->bad_bytes +=
-					check(c, slot(c, 0, 0), 0, 0, size);
-			continue;
-		}
-		/* Ping from the pattern, pong lands in slot 0 (WRITE) or a
-		 * receive slot (SEND). */
-		post_send(c, 0,
-			  c->o.kind == T_SEND ? MRV_WR_SEND
-					      : MRV_WR_RDMA_WRITE_WITH_IMM,
-			  pat(c, 0, it), size, x->ri.buf_addr, it, (uint32_t)it);
-		x->posted++;
-		while (!got) {
-			int k = poll_wc(c, wc, 4);
-
-			for (int i = 0; i < k; i++) {
-				if (wc[i].opcode != MRV_WC_RECV &&
-				    wc[i].opcode != MRV_WC_RECV_RDMA_WITH_IMM)
-					continue;
-				got = true;
-				if (c->o.verify)
-					c->bad_bytes += check(
-						c,
-						wc[i].opcode == MRV_WC_RECV
-							? slot(c, 0,
-							       (int)wc[i].wr_id)
-							: slot(c, 0, 0),
-						0, it, size);
-				post_recv(c, 0, (int)wc[i].wr_id);
-			}
-		}
-		v[n++] = (now_s() - t1) * 1e6 / 2;
-	}
+	/* --warmup: iterations that are run and checked, not counted */
+	for (long i = 0; i < c->o.warmup; i++)
+		(void)lat_once(c, size);
+	t0 = now_s();
+	while (n < cap && more(c, n, t0))
+		v[n++] = lat_once(c, size);
 	*samples = v;
 	return n;
 }
