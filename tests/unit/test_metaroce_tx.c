@@ -326,6 +326,39 @@ START_TEST(tx__a_reply_leaves_before_the_ack_of_its_request)
 }
 END_TEST
 
+/* A ping-pong of lone messages, both ways, on software endpoints: every
+ * port carries data of its side as well as ACKs, and that data is
+ * acknowledged, which shows the port's plane alive in its direction (its
+ * ACKs take the same plane). So no port is checked, and no idle PROBE
+ * leaves (every ACK comes in time): each message costs its data packet
+ * and one ACK. (Before, a port between two messages counted as idle and
+ * was probed every MR_ACK_PROBE_EVERY ACKs: a PROBE and its answer in 3%
+ * of a write_lat's round trips, whose batches then carried a third
+ * packet.) */
+START_TEST(ack_port__ports_whose_data_is_acknowledged_are_not_checked)
+{
+	struct mroce_engine_cfg cfg = base_cfg();
+	struct pair s;
+	const int n = 256;
+
+	cfg.jitter_us = 10000;
+	pair_setup_cfg(&s, &cfg, 1 << 16, true);
+	write_ok(&s, 1, 8, 0, 1);	/* established */
+	for (int i = 0; i < n; i++) {
+		write_ok(&s, (uint64_t)(2 + i), 8, 64, 2 + i);
+		ck_assert_int_eq(post(&s, 1, MROCE_WR_RDMA_WRITE,
+				      (uint64_t)(2 + i), 0, 8, 128),
+				 0);
+		ck_assert(run_until_wcs(&s, 2 + i, 1 + i, 1000000000ull));
+		ck_assert_int_eq(s.s[1].wc[i].status, MROCE_WC_SUCCESS);
+	}
+	ck_assert_uint_eq(stats(&s, 0).probes_sent, 0);
+	ck_assert_uint_eq(stats(&s, 1).probes_sent, 0);
+	ck_assert_uint_le(stats(&s, 1).tx_acks, (uint64_t)n + 2);
+	pair_fini(&s);
+}
+END_TEST
+
 MROCE_SUITE(metaroce_tx_suite)
 Suite *metaroce_tx_suite(void)
 {
@@ -339,6 +372,7 @@ Suite *metaroce_tx_suite(void)
 	tcase_add_test(tc, probe__software_endpoint_probes_only_when_the_ack_is_late);
 	tcase_add_test(tc, ack_port__dead_reverse_port_retired_and_replaced);
 	tcase_add_test(tc, tx__a_reply_leaves_before_the_ack_of_its_request);
+	tcase_add_test(tc, ack_port__ports_whose_data_is_acknowledged_are_not_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }

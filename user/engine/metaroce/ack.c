@@ -312,6 +312,11 @@ static void ack_progress(struct mroce_engine *e, struct mr_conn *c, int slot,
 		c->last_tsecr = pk->ack.tsecr;
 	p->probed = 0;
 	p->tlp = 0;
+	/* Our data on this port got through: the plane it hashes onto in
+	 * our direction, which our ACKs from it take too, is alive; the
+	 * port's ACK count towards a check starts again
+	 * (mr_ack_port_check). */
+	p->ack_tx = 0;
 	c->backoff = 0;
 	mr_path_arm(e, c, p, now);
 	mr_path_move(e, c, slot, now);

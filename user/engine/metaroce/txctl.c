@@ -46,7 +46,8 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
 
 /* A port of ours that carries no data of ours has nothing to tell us
  * whether the plane it hashes onto in our direction is alive, yet it
- * carries our ACKs: every MR_ACK_PROBE_EVERY ACKs on it, it is probed.
+ * carries our ACKs: every MR_ACK_PROBE_EVERY ACKs on it since its data
+ * (or its last probe) was last acknowledged, it is probed.
  * Two unanswered probes retire it (idle_expired), and ack_sport skips it
  * while its new port is on probation. */
 void mr_ack_port_check(struct mroce_engine *e, struct mr_conn *c,
