@@ -163,6 +163,7 @@ struct ack_args {
 	__u32 slot;
 	__u8 path, gen;
 	__u8 ack_flags;
+	__u8 from_peer; /* the frame came from the connection's peer */
 	__u32 tsecr;
 	__u32 hash; /* spraying entropy */
 	__u32 cum_psn;
@@ -592,8 +593,23 @@ pull_mroce_checked(struct mroce_xdp_counters *st, struct cursor *c,
 	return h;
 }
 
+/* The frame came from the connection's peer (mroce_conn_val.peer_*). */
+static __always_inline int from_peer(const struct pkt *p,
+				      const struct mroce_conn_val *conn)
+{
+	if (p->ipv6)
+		return conn->peer_family == MROCE_PEER_IPV6 &&
+		       p->saddr[0] == conn->peer_addr[0] &&
+		       p->saddr[1] == conn->peer_addr[1] &&
+		       p->saddr[2] == conn->peer_addr[2] &&
+		       p->saddr[3] == conn->peer_addr[3];
+	return conn->peer_family == MROCE_PEER_IPV4 &&
+	       p->saddr[0] == conn->peer_addr[0];
+}
+
 /* An ACK of a known connection: ICRC verified (a forged or damaged ACK
- * must not move the scoreboard), its telemetry, then to the daemon. */
+ * must not move the scoreboard), from the peer, its telemetry, then to
+ * the daemon. */
 static __always_inline int rx_ack(struct xdp_md *ctx,
 				  struct mroce_xdp_counters *st,
 				  struct cursor *c, struct mroce_hdr *h,
@@ -610,6 +626,11 @@ static __always_inline int rx_ack(struct xdp_md *ctx,
 	if (!mroce_ack_icrc_ok(&m)) {
 		st->drop_bad_icrc++;
 		return XDP_DROP;
+	}
+	/* Telemetry only from the peer; the daemon drops what is not. */
+	if (!a->from_peer) {
+		st->ack_not_peer++;
+		return to_daemon(ctx, st, &st->redirect_ack);
 	}
 	rc = mroce_ack_telemetry(a->slot, a->path | (__u32)a->gen << 8, &m.ack);
 	if (rc > 0)
@@ -660,9 +681,9 @@ static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
 }
 
 /* Data or a PROBE of a known connection: CE marks counted on its path,
- * then answered here (XDP_TX) when it is a duplicate of placed data or a
- * PROBE, the daemon published valid state and the ACK is not longer than
- * the trigger; else to the daemon. */
+ * then answered here (XDP_TX) when it came from the connection's peer, is
+ * a duplicate of placed data or a PROBE, the daemon published valid
+ * state and the ACK is not longer than the trigger; else to the daemon. */
 static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 					 struct mroce_xdp_counters *st,
 					 const struct pkt *p,
@@ -680,6 +701,11 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 		__sync_fetch_and_add(&rp->ce_total, 1);
 	if (!cfg_ack_offload || !(conn->flags & MROCE_CONN_F_ACK_OFFLOAD))
 		return to_daemon(ctx, st, redirect_ctr);
+	/* An answer goes to the frame's source: only to the peer. */
+	if (!a->from_peer) {
+		st->ack_not_peer++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
 	if (read_rx_state(rp, a, a->gen, &valid)) {
 		st->ack_offload_busy++;
 		return to_daemon(ctx, st, redirect_ctr);
@@ -751,6 +777,7 @@ static __always_inline int handle_metaroce(struct xdp_md *ctx,
 	a.slot = conn->slot;
 	a.path = h->path & (MROCE_MAX_PATHS - 1);
 	a.gen = h->path_gen;
+	a.from_peer = from_peer(p, conn);
 
 	if (op == MROCE_OP_ACK)
 		return rx_ack(ctx, st, c, h, &a);

@@ -78,12 +78,23 @@ struct mroce_conn_val {
 	__u32 peer_conn_id; /* [D] conn_id the peer expects in the
 			     * packets we send it (goes into XDP ACKs) */
 	__u32 flags;	    /* [D] MROCE_CONN_F_* */
-	__u32 resv;	    /* [D] zero */
+	__u8 peer_family;   /* [D] MROCE_PEER_IPV4 / _IPV6; 0: unknown */
+	__u8 resv[3];	    /* [D] zero */
+	__be32 peer_addr[4]; /* [D] the peer's address, network order;
+			      * IPv4 in [0], the rest zero */
 };
 
 /* The XDP program may answer duplicates and PROBEs of this connection
- * from rx_state. Without it every packet goes to the daemon. */
+ * from rx_state, and take telemetry from its ACKs, but only for packets
+ * whose source address is peer_addr (family peer_family): whoever has
+ * seen a connection id must not be able to make us send ACKs to an
+ * address of their choice, nor feed the scoreboard. Without the flag
+ * every packet goes to the daemon. */
 #define MROCE_CONN_F_ACK_OFFLOAD 0x1
+
+/* mroce_conn_val.peer_family */
+#define MROCE_PEER_IPV4 4
+#define MROCE_PEER_IPV6 6
 
 /* ------------------------------------------------------------------ */
 /* rx_state: the receiver's per-path state, published by the daemon    */
@@ -172,7 +183,7 @@ struct mroce_sb_conn {
 /* Size checks: BPF and the daemon must agree byte for byte.           */
 /* ------------------------------------------------------------------ */
 _Static_assert(sizeof(struct mroce_conn_key) == 8, "mroce_conn_key");
-_Static_assert(sizeof(struct mroce_conn_val) == 16, "mroce_conn_val");
+_Static_assert(sizeof(struct mroce_conn_val) == 32, "mroce_conn_val");
 _Static_assert(sizeof(struct mroce_rx_path) == 64, "mroce_rx_path");
 _Static_assert(sizeof(struct mroce_sb_path) == 48, "mroce_sb_path");
 _Static_assert(sizeof(struct mroce_sb_conn) == 16 + 48 * MROCE_MAX_PATHS,

@@ -47,6 +47,7 @@
 #define CONN_A 0x00001001u /* ACK offload, slot 5, 4 sprayed paths */
 #define PEER_A 0x00002002u
 #define SLOT_A 5
+#define CONN_A6 0x00001005u /* as CONN_A (its slot), peer over IPv6 */
 #define CONN_B 0x00001003u /* no ACK offload */
 #define SLOT_B 7
 #define CONN_C 0x00001004u /* ACK offload, no paths in the scoreboard */
@@ -77,21 +78,40 @@ struct frame {
 	size_t len;
 };
 
+/* The peers' addresses: base_spec()'s sources. */
+static const uint8_t PEER_V4[4] = {10, 9, 0, 1};
+static const uint8_t PEER_V6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0,
+				    0,    0, 0, 0, 0, 0, 0, 1};
+
+static struct mroce_conn_val conn_v4(uint32_t slot, uint32_t peer,
+				     uint32_t flags)
+{
+	struct mroce_conn_val v = {.slot = slot, .peer_conn_id = peer,
+				   .flags = flags,
+				   .peer_family = MROCE_PEER_IPV4};
+
+	memcpy(v.peer_addr, PEER_V4, 4);
+	return v;
+}
+
 static void fixture_fill(struct env *e)
 {
-	struct mroce_conn_val a = {.slot = SLOT_A,
-				   .peer_conn_id = PEER_A,
-				   .flags = MROCE_CONN_F_ACK_OFFLOAD};
-	struct mroce_conn_val b = {.slot = SLOT_B, .peer_conn_id = 0x2003};
-	struct mroce_conn_val c = {.slot = SLOT_C,
-				   .peer_conn_id = PEER_C,
-				   .flags = MROCE_CONN_F_ACK_OFFLOAD};
+	struct mroce_conn_val a = conn_v4(SLOT_A, PEER_A,
+					  MROCE_CONN_F_ACK_OFFLOAD);
+	struct mroce_conn_val a6 = a;
+	struct mroce_conn_val b = conn_v4(SLOT_B, 0x2003, 0);
+	struct mroce_conn_val c = conn_v4(SLOT_C, PEER_C,
+					  MROCE_CONN_F_ACK_OFFLOAD);
 	struct mroce_conn_val q = {.slot = 11};
 	uint8_t sack[MROCE_SACK_BYTES] = {0x21}; /* 1001 and 1006 */
 	struct mroce_sb_conn *sb;
 
+	a6.peer_family = MROCE_PEER_IPV6;
+	memcpy(a6.peer_addr, PEER_V6, 16);
 	ck_assert_int_eq(
 		mroce_xdp_conn_add(&e->m, MROCE_CONN_METAROCE, CONN_A, &a), 0);
+	ck_assert_int_eq(
+		mroce_xdp_conn_add(&e->m, MROCE_CONN_METAROCE, CONN_A6, &a6), 0);
 	ck_assert_int_eq(
 		mroce_xdp_conn_add(&e->m, MROCE_CONN_METAROCE, CONN_B, &b), 0);
 	ck_assert_int_eq(
@@ -197,6 +217,7 @@ struct in_spec {
 	uint32_t psn;  /* data: psn; PROBE: next_psn */
 	uint8_t flags; /* MROCE_F_* */
 	bool ipv6;
+	bool not_peer; /* from another address than the connection's peer */
 	int vlan; /* TCI + 1, 0 = untagged */
 	uint8_t tos;
 	uint16_t payload;
@@ -224,21 +245,20 @@ static struct mroce_frame_spec base_spec(const struct in_spec *in)
 	s.dport = in->kind == K_RV2 ? ROCEV2_UDP_PORT : MROCE_UDP_PORT;
 	s.ip_id = 7;
 	if (in->ipv6) {
-		static const uint8_t a6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0,
-					       0,    0, 0, 0, 0, 0, 0, 1};
-
 		s.l3.family = AF_INET6;
-		memcpy(s.l3.src, a6, 16);
-		memcpy(s.l3.dst, a6, 16);
+		memcpy(s.l3.src, PEER_V6, 16);
+		memcpy(s.l3.dst, PEER_V6, 16);
 		s.l3.dst[15] = 2;
+		if (in->not_peer)
+			s.l3.src[15] = 3;
 		s.l3.flow_label = 0x12345;
 	} else {
-		static const uint8_t a4[4] = {10, 9, 0, 1};
-
 		s.l3.family = AF_INET;
-		memcpy(s.l3.src, a4, 4);
-		memcpy(s.l3.dst, a4, 4);
+		memcpy(s.l3.src, PEER_V4, 4);
+		memcpy(s.l3.dst, PEER_V4, 4);
 		s.l3.dst[3] = 2;
+		if (in->not_peer)
+			s.l3.src[3] = 3;
 	}
 	return s;
 }
@@ -563,6 +583,9 @@ struct row {
 	}
 /* data on (CONN_A, RX_PATH, RX_GEN); 64 bytes of payload unless given */
 #define DATA(o, s, ...) MR(o, CONN_A, RX_PATH, RX_GEN, s, __VA_ARGS__)
+/* the same over IPv6, from CONN_A6's peer */
+#define DATA6(o, s, ...)                                                       \
+	MR(o, CONN_A6, RX_PATH, RX_GEN, s, .ipv6 = true, __VA_ARGS__)
 #define RV2(o, q, ...)                                                         \
 	{                                                                      \
 		.kind = K_RV2, .op = ROCEV2_OP_##o, .conn = (q), .psn = 5,     \
@@ -615,7 +638,7 @@ static const struct row rows[] = {
 	    XDP_REDIRECT, "rx_metaroce redirect_data"),
 	ROW("SEND on vlan", DATA(SEND, RX_CUM, .vlan = 1 + 100), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_data"),
-	ROW("SEND on ipv6", DATA(SEND, RX_CUM, .ipv6 = true), NULL,
+	ROW("SEND on ipv6", DATA6(SEND, RX_CUM), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_data"),
 	ROW("CONNECT_REQ (conn 0)", MR(CONNECT_REQ, 0, 0, 0, 0), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_ctrl"),
@@ -723,10 +746,10 @@ static const struct row rows[] = {
 	ROW("duplicate on vlan", DATA(SEND, RX_CUM - 1, .vlan = 1 + 0x2064),
 	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv6",
-	    DATA(SEND, RX_CUM - 1, .ipv6 = true, .tos = 0xb8), NULL, XDP_TX,
+	    DATA6(SEND, RX_CUM - 1, .tos = 0xb8), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv6 + vlan",
-	    DATA(SEND, RX_CUM - 1, .ipv6 = true, .vlan = 1 + 5), NULL, XDP_TX,
+	    DATA6(SEND, RX_CUM - 1, .vlan = 1 + 5), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv4 with options", DATA(SEND, RX_CUM - 1),
 	    mut_ip_options, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
@@ -766,6 +789,28 @@ static const struct row rows[] = {
 	ROW("PROBE of a path without state",
 	    MR(PROBE, CONN_A, RX_PATH + 1, 0, 1), NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_ctrl"),
+	/* not from the connection's peer: whoever saw a conn_id must not
+	 * get ACKs sent to an address of their choice, nor move the
+	 * scoreboard; the daemon sees the frame (and drops it) */
+	ROW("duplicate from another address",
+	    DATA(SEND, RX_CUM - 1, .not_peer = true), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_not_peer"),
+	ROW("duplicate from another address, ipv6",
+	    DATA6(SEND, RX_CUM - 1, .not_peer = true), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_not_peer"),
+	ROW("duplicate over ipv6 for a peer over ipv4",
+	    DATA(SEND, RX_CUM - 1, .ipv6 = true), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_not_peer"),
+	ROW("duplicate over ipv4 for a peer over ipv6",
+	    MR(SEND, CONN_A6, RX_PATH, RX_GEN, RX_CUM - 1), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_not_peer"),
+	ROW("PROBE from another address",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1234, .not_peer = true), NULL,
+	    XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_not_peer"),
+	ROW("ACK from another address: no telemetry",
+	    MR(ACK, CONN_A, SB_PATH, SB_GEN, 0, .not_peer = true), NULL,
+	    XDP_REDIRECT, "rx_metaroce redirect_ack ack_not_peer",
+	    .check = CHECK_SB_UNTOUCHED),
 };
 
 #define N_ROWS ((int)(sizeof(rows) / sizeof(rows[0])))

@@ -13,7 +13,8 @@
 #
 # For both transports at MTU 1500 and 9000 (multi-buffer AF_XDP):
 # write_bw --verify and send_bw --verify; the payload MTU follows the
-# interface (1024 / 8192 B). Then SIGTERM: both daemons exit 0, their
+# interface (1024 / 8192 B). The MetaRoCE connection's conns entry names
+# the peer's address. Then SIGTERM: both daemons exit 0, their
 # sockets are gone and the XDP program is detached from both interfaces.
 set -u
 # shellcheck source=tests/net/ns_lib.sh
@@ -47,6 +48,36 @@ daemons_down() {
 	xdp_gone $NSB $IFB
 }
 
+# conns_name_the_peer: the MetaRoCE connection's entry in A's conns map,
+# written by the daemon's endpoint when the connection came up, holds
+# B's address (the XDP program answers and takes telemetry only from it).
+conns_name_the_peer() {
+	local dump prog mid=""
+	# (the daemon's pins live in its own mount namespace: find the map
+	# through the program attached to the interface)
+	prog=$(ip -n $NSA link show $IFA | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	for m in $(bpftool prog show id "${prog:-0}" 2>/dev/null |
+		   sed -n 's/.*map_ids \([0-9,]*\).*/\1/p' | tr , ' '); do
+		bpftool map show id "$m" | grep -q " name conns " && mid=$m
+	done
+	[ -n "$mid" ] || { flunk "no conns map behind XDP program '$prog' on $IFA"; return; }
+	dump=$(bpftool -j map dump id "$mid" 2>&1) ||
+		{ flunk "bpftool map dump conns: $dump"; return; }
+	if python3 - "$IPB" "$dump" <<'PY'
+import json, socket, struct, sys
+want = struct.unpack("<I", socket.inet_aton(sys.argv[1]))[0]
+ents = [e["formatted"] if "formatted" in e else e for e in json.loads(sys.argv[2])]
+mr = [e["value"] for e in ents if e["key"]["proto"] == 1]
+assert mr and all(v["peer_family"] == 4 and v["peer_addr"] == [want, 0, 0, 0]
+                  for v in mr), mr
+PY
+	then
+		echo "ok: conns names the peer $IPB"
+	else
+		flunk "conns: no MetaRoCE entry naming $IPB: $dump"
+	fi
+}
+
 PORT=18900
 run() {
 	local t=$1 tr=$2 mtu=$3 out=$TMP/$1.$2.$3
@@ -69,6 +100,7 @@ for mtu in 1500 9000; do
 		run write_bw $tr $mtu
 		run send_bw $tr $mtu
 	done
+	conns_name_the_peer
 	"$CTL" daemon --sock $SA >"$TMP/st"
 	grep -q "afxdp $IFA" "$TMP/st" ||
 		{ flunk "status does not show afxdp $IFA"; cat "$TMP/st"; }

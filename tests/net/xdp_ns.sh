@@ -71,9 +71,11 @@ for m in conns xsks rx_state scoreboard counters; do
 done
 
 # ---- what the daemon would publish: conn 0x1001 -> slot 5, peer 0x2002,
-# ACK offload; path 3 gen 2 has cum_psn 1000 (index 5 * 64 + 3 = 323)
+# ACK offload, peer address 10.250.0.2 (IPv4); path 3 gen 2 has cum_psn
+# 1000 (index 5 * 64 + 3 = 323)
 bpftool map update pinned $PIN/conns key hex 01 10 00 00 01 00 00 00 \
-	value hex 05 00 00 00 02 20 00 00 01 00 00 00 00 00 00 00 ||
+	value hex 05 00 00 00 02 20 00 00 01 00 00 00 04 00 00 00 \
+	0a fa 00 02 00 00 00 00 00 00 00 00 00 00 00 00 ||
 	fail "conns update"
 bpftool map update pinned $PIN/rx_state key hex 43 01 00 00 value hex \
 	00 00 00 00 e8 03 00 00 02 01 00 00 10 27 00 00 \

@@ -577,6 +577,23 @@ static int qpn_track(struct mroce_ep *ep, uint32_t qpn, bool add)
 	return 0;
 }
 
+/* The connection's peer address, which the XDP program compares with the
+ * source of every frame it would answer or take telemetry from. A peer
+ * the endpoint does not know leaves it zero: XDP then answers nothing. */
+static void conn_peer(const struct mroce_ep *ep, int peer,
+		      struct mroce_conn_val *cv)
+{
+	const struct mroce_peer_addr *a =
+		mroce_ep_peer_addr(ep, MROCE_TRANSPORT_METAROCE, peer);
+
+	if (!a)
+		return;
+	cv->peer_family = a->family == AF_INET6 ? MROCE_PEER_IPV6
+						 : MROCE_PEER_IPV4;
+	memcpy(cv->peer_addr, a->addr,
+	       a->family == AF_INET6 ? 16 : 4);
+}
+
 static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 {
 	struct mroce_conn_val cv = {0};
@@ -588,6 +605,7 @@ static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 			return -EINVAL;
 		cv.slot = v->slot;
 		cv.peer_conn_id = v->peer_id;
+		conn_peer(ep, v->peer, &cv);
 		err = mroce_io_afxdp_conn_add(ep->io, MROCE_CONN_METAROCE,
 					      v->id, &cv);
 		if (err < 0)

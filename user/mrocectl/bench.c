@@ -135,10 +135,13 @@ static int fixture(struct mroce_xdp_maps *m)
 {
 	struct mroce_conn_val v = {.slot = SLOT,
 				   .peer_conn_id = PEER,
-				   .flags = MROCE_CONN_F_ACK_OFFLOAD};
+				   .flags = MROCE_CONN_F_ACK_OFFLOAD,
+				   .peer_family = MROCE_PEER_IPV4};
 	uint8_t sack[MROCE_SACK_BYTES] = {0x21};
 	struct mroce_sb_conn *sb = &m->scoreboard[SLOT];
 	int err;
+
+	memcpy(v.peer_addr, "\x0a\0\0\x01", 4); /* build()'s 10.0.0.1 */
 
 	err = mroce_xdp_conn_add(m, MROCE_CONN_METAROCE, CONN, &v);
 	if (err)
