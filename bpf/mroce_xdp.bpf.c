@@ -91,6 +91,14 @@ struct {
 
 #define MROCE_XDP_NO_CONN_GAP_NS 100000ull
 
+/* The knobs and the count of XDP ACKs (include/mroce/abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mroce_ack_limit);
+} ack_limit SEC(".maps");
+
 #define barrier() asm volatile("" ::: "memory")
 #define READ_ONCE_U32(x) (*(const volatile __u32 *)&(x))
 
@@ -680,10 +688,36 @@ static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
 	return -1;
 }
 
+/* May one more ACK leave from here, on path rp (ack_limit)? Counts it
+ * when it may. */
+static __always_inline int ack_allowed(struct mroce_rx_path *rp)
+{
+	struct mroce_ack_limit *l;
+	__u32 zero = 0, now = now_us();
+	__u64 ms;
+
+	l = bpf_map_lookup_elem(&ack_limit, &zero);
+	if (!l || !l->per_ms)
+		return 0;
+	if (now - READ_ONCE_U32(rp->xdp_ack_us) < l->path_gap_us)
+		return 0;
+	ms = bpf_ktime_get_ns() / 1000000;
+	if (l->window_ms != ms) {
+		l->window_ms = ms;
+		l->used = 0;
+	}
+	if (l->used >= l->per_ms)
+		return 0;
+	__sync_fetch_and_add(&l->used, 1);
+	rp->xdp_ack_us = now;
+	return 1;
+}
+
 /* Data or a PROBE of a known connection: CE marks counted on its path,
  * then answered here (XDP_TX) when it came from the connection's peer, is
  * a duplicate of placed data or a PROBE, the daemon published valid
- * state and the ACK is not longer than the trigger; else to the daemon. */
+ * state, the ACK is not longer than the trigger and ack_limit allows it;
+ * else to the daemon. */
 static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 					 struct mroce_xdp_counters *st,
 					 const struct pkt *p,
@@ -720,6 +754,10 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 	 * daemon answers those, under its own limits. */
 	if (ack_frame_len(p) > bpf_xdp_get_buff_len(ctx)) {
 		st->ack_offload_larger++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	if (!ack_allowed(rp)) {
+		st->ack_offload_limited++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
 	a->hash = mroce_spray_hash(a->peer_conn_id,

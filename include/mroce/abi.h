@@ -45,6 +45,7 @@
 #define MROCE_MAP_RX_STATE "rx_state"
 #define MROCE_MAP_SCOREBOARD "scoreboard"
 #define MROCE_MAP_COUNTERS "counters"
+#define MROCE_MAP_ACK_LIMIT "ack_limit"
 
 /* Connection slots per interface: the index space of rx_state and
  * scoreboard. 4096 covers the "4,000 concurrent connections" target. */
@@ -133,7 +134,7 @@ struct mroce_rx_path {
 	__u32 resv2;	  /* zero */
 	__u32 ce_total;	  /* [B] CE marks ever seen (atomic add) */
 	__u32 xdp_acks;	  /* [B] ACKs the XDP program sent */
-	__u32 resv1;	  /* zero */
+	__u32 xdp_ack_us; /* [B] when it sent the last (bpf_ktime, us) */
 };
 
 /* The entry holds valid published state for (slot, path, gen). */
@@ -180,12 +181,41 @@ struct mroce_sb_conn {
 };
 
 /* ------------------------------------------------------------------ */
+/* ack_limit: how many ACKs the XDP program may send                   */
+/* ------------------------------------------------------------------ */
+/*
+ * One entry. The knobs ([D]) are written by `mrocectl attach` (the
+ * defaults below) and may be changed at any time with bpftool, without a
+ * reload; per_ms 0 stops every XDP ACK. The program keeps the count ([B]):
+ * a racy count across CPUs (each may overshoot by the ACKs in flight on
+ * the others), still a limit. Whatever is over either limit goes to the
+ * daemon (counter ack_offload_limited), which answers under its own
+ * coalescing. Never more bytes out than in holds anyway: this bounds
+ * the packets and the CPU.
+ */
+struct mroce_ack_limit {
+	__u32 per_ms;	   /* [D] XDP ACKs per millisecond, all paths */
+	__u32 path_gap_us; /* [D] at least this long between two XDP ACKs
+			    * of one path (a burst of duplicates needs
+			    * one answer, not one each) */
+	__u64 window_ms;   /* [B] the millisecond being counted */
+	__u32 used;	   /* [B] XDP ACKs sent in window_ms */
+	__u32 resv;	   /* zero */
+};
+
+/* Defaults of mrocectl attach: far above what loss recovery needs (1% of
+ * 1.5 Mpps is 15 duplicates per ms), far below what a flood could ask. */
+#define MROCE_ACK_LIMIT_PER_MS 1000
+#define MROCE_ACK_LIMIT_PATH_GAP_US 10
+
+/* ------------------------------------------------------------------ */
 /* Size checks: BPF and the daemon must agree byte for byte.           */
 /* ------------------------------------------------------------------ */
 _Static_assert(sizeof(struct mroce_conn_key) == 8, "mroce_conn_key");
 _Static_assert(sizeof(struct mroce_conn_val) == 32, "mroce_conn_val");
 _Static_assert(sizeof(struct mroce_rx_path) == 64, "mroce_rx_path");
 _Static_assert(sizeof(struct mroce_sb_path) == 48, "mroce_sb_path");
+_Static_assert(sizeof(struct mroce_ack_limit) == 24, "mroce_ack_limit");
 _Static_assert(sizeof(struct mroce_sb_conn) == 16 + 48 * MROCE_MAX_PATHS,
 	       "mroce_sb_conn");
 

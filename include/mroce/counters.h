@@ -37,6 +37,7 @@
 	X(ack_offload_busy, "ACK left to the daemon: state busy or no room")   \
 	X(ack_offload_larger, "ACK left to the daemon: longer than its trigger") \
 	X(ack_not_peer, "not from the connection's peer: no answer, no telemetry") \
+	X(ack_offload_limited, "ACK left to the daemon: over ack_limit") \
 	X(drop_bad_ip_len, "dropped: IP length disagrees with the frame")      \
 	X(drop_bad_ip_csum, "dropped: IPv4 header checksum wrong")             \
 	X(drop_ip_frag, "dropped: fragmented IPv4 to our port")                \

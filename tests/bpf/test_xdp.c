@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -94,6 +95,37 @@ static struct mroce_conn_val conn_v4(uint32_t slot, uint32_t peer,
 	return v;
 }
 
+/* ack_limit's knobs (mrocectl attach writes the defaults). */
+static void set_limit(struct env *e, uint32_t per_ms, uint32_t gap_us)
+{
+	struct mroce_ack_limit l = {.per_ms = per_ms, .path_gap_us = gap_us};
+	uint32_t zero = 0;
+
+	ck_assert_int_eq(bpf_map_update_elem(bpf_map__fd(e->skel->maps.ack_limit),
+					     &zero, &l, BPF_ANY),
+			 0);
+}
+
+static struct mroce_ack_limit get_limit(struct env *e)
+{
+	struct mroce_ack_limit l;
+	uint32_t zero = 0;
+
+	ck_assert_int_eq(bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.ack_limit),
+					     &zero, &l),
+			 0);
+	return l;
+}
+
+/* bpf_ktime_get_ns()'s clock, in the program's units. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void fixture_fill(struct env *e)
 {
 	struct mroce_conn_val a = conn_v4(SLOT_A, PEER_A,
@@ -136,6 +168,7 @@ static void fixture_fill(struct env *e)
 		sb->path[i].gen = SB_GEN;
 	}
 	sb->active_mask = 0xf;
+	set_limit(e, MROCE_ACK_LIMIT_PER_MS, MROCE_ACK_LIMIT_PATH_GAP_US);
 }
 
 /* An AF_XDP socket on lo queue 0 of a private namespace, in xsks[0]. */
@@ -548,6 +581,8 @@ enum setup {
 	SETUP_NO_XSK,  /* no AF_XDP socket on the queue */
 	SETUP_SEQ_ODD, /* rx_state of (A, RX_PATH) being written */
 	SETUP_GATE_SHUT, /* an unknown conn's packet just went to the daemon */
+	SETUP_PATH_ACKED, /* (A, RX_PATH) had an XDP ACK now, gap 1 s */
+	SETUP_LIMIT_OFF,  /* ack_limit.per_ms 0 */
 };
 
 enum checks {
@@ -789,6 +824,14 @@ static const struct row rows[] = {
 	ROW("PROBE of a path without state",
 	    MR(PROBE, CONN_A, RX_PATH + 1, 0, 1), NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_ctrl"),
+	/* ack_limit: one answer per path per gap, the budget, the off knob */
+	ROW("duplicate right after an XDP ACK on its path",
+	    DATA(SEND, RX_CUM - 1), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_offload_limited",
+	    .setup = SETUP_PATH_ACKED),
+	ROW("duplicate with ack_limit.per_ms 0", DATA(SEND, RX_CUM - 1), NULL,
+	    XDP_REDIRECT, "rx_metaroce redirect_data ack_offload_limited",
+	    .setup = SETUP_LIMIT_OFF),
 	/* not from the connection's peer: whoever saw a conn_id must not
 	 * get ACKs sent to an address of their choice, nor move the
 	 * scoreboard; the daemon sees the frame (and drops it) */
@@ -976,6 +1019,13 @@ START_TEST(mroce_xdp__table)
 	env_init(&e, r->setup != SETUP_NO_XSK);
 	if (r->setup == SETUP_SEQ_ODD)
 		mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH)->seq |= 1;
+	if (r->setup == SETUP_PATH_ACKED) {
+		set_limit(&e, MROCE_ACK_LIMIT_PER_MS, 1000000);
+		mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH)->xdp_ack_us =
+			(uint32_t)(mono_ns() / 1000);
+	}
+	if (r->setup == SETUP_LIMIT_OFF)
+		set_limit(&e, 0, MROCE_ACK_LIMIT_PATH_GAP_US);
 	if (r->setup == SETUP_GATE_SHUT) {
 		uint32_t zero = 0;
 		uint64_t shut = (uint64_t)INT64_MAX;
@@ -1074,6 +1124,54 @@ START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 }
 END_TEST
 
+/* Runs one frame, returns the verdict. */
+static int run_one(struct env *e, const struct in_spec *is)
+{
+	static struct frame in, out;
+
+	in.len = build_mr(is, &in);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in.b,
+		    .data_size_in = (uint32_t)in.len, .data_out = out.b,
+		    .data_size_out = sizeof(out.b));
+	ck_assert_int_eq(bpf_prog_test_run_opts(e->prog_fd, &o), 0);
+	return (int)o.retval;
+}
+
+/* A burst of duplicates: one XDP ACK per path per path_gap_us, at most
+ * per_ms a millisecond over all paths; the rest go to the daemon. */
+START_TEST(ack_limit__a_burst_gets_one_answer_per_gap_and_per_budget)
+{
+	struct in_spec dup = DATA(SEND, RX_CUM - 1);
+	struct mroce_xdp_counters c;
+	struct env e;
+	int tx = 0;
+
+	env_init(&e, true);
+	set_limit(&e, 1000, 1000000); /* a 1 s gap: one answer */
+	for (int i = 0; i < 4; i++)
+		tx += run_one(&e, &dup) == XDP_TX;
+	ck_assert_int_eq(tx, 1);
+	ck_assert_int_eq(mroce_xdp_counters_read(e.m.counters_fd, &c), 0);
+	ck_assert_uint_eq(c.ack_offload_limited, 3);
+	ck_assert_uint_eq(c.tx_ack_dup, 1);
+	/* no gap, 2 a millisecond: 2 of 3 (again if the burst straddled
+	 * two milliseconds) */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		uint64_t ms = mono_ns() / 1000000;
+
+		set_limit(&e, 2, 0);
+		tx = 0;
+		for (int i = 0; i < 3; i++)
+			tx += run_one(&e, &dup) == XDP_TX;
+		if (mono_ns() / 1000000 == ms)
+			break;
+	}
+	ck_assert_int_eq(tx, 2);
+	ck_assert_uint_eq(get_limit(&e).used, 2);
+	env_fini(&e);
+}
+END_TEST
+
 /* Rodata knobs: with ACK offload off, a duplicate goes to the daemon. */
 START_TEST(mroce_xdp__knob_ack_offload_off)
 {
@@ -1127,6 +1225,7 @@ Suite *xdp_prog_suite(void)
 	tcase_add_loop_test(tc, mroce_xdp__table, 0, N_ROWS);
 	tcase_add_test(tc, mroce_rx_publish__next_ack_uses_new_state);
 	tcase_add_test(tc, mroce_xdp__knob_ack_offload_off);
+	tcase_add_test(tc, ack_limit__a_burst_gets_one_answer_per_gap_and_per_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -352,11 +352,11 @@ static int cmd_detach(int argc, char **argv)
 
 static void print_status(const struct ctl_iface_info *i)
 {
-	printf("%-15s %7d %7u %-6s %-10s %5d  %u,%u,%u,%u,%u%s\n", i->ifname,
+	printf("%-15s %7d %7u %-6s %-10s %5d  %u,%u,%u,%u,%u,%u%s\n", i->ifname,
 	       i->ifindex, i->prog_id, i->mode,
 	       i->attached ? (i->dispatcher ? "dispatcher" : "single") : "-",
 	       i->n_progs, i->map_ids[0], i->map_ids[1], i->map_ids[2],
-	       i->map_ids[3], i->map_ids[4],
+	       i->map_ids[3], i->map_ids[4], i->map_ids[5],
 	       i->attached ? "" : "  STALE (pins without program)");
 }
 
@@ -388,7 +388,7 @@ static int cmd_status(int argc, char **argv)
 	}
 	printf("%-15s %7s %7s %-6s %-10s %5s  %s\n", "IFACE", "IFINDEX", "PROG",
 	       "MODE", "VIA", "PROGS",
-	       "MAPS(conns,xsks,rx_state,scoreboard,counters)");
+	       "MAPS(conns,xsks,rx_state,scoreboard,counters,ack_limit)");
 	for (int i = 0; i < n; i++) {
 		ctl_describe(names[i], &info);
 		if (argc == 2 && !info.attached && !info.pinned)

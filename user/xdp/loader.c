@@ -23,9 +23,9 @@
 
 #define BPFFS "/sys/fs/bpf"
 
-static const char *const map_names[5] = {
+static const char *const map_names[6] = {
 	MROCE_MAP_CONNS,      MROCE_MAP_XSKS,	  MROCE_MAP_RX_STATE,
-	MROCE_MAP_SCOREBOARD, MROCE_MAP_COUNTERS,
+	MROCE_MAP_SCOREBOARD, MROCE_MAP_COUNTERS, MROCE_MAP_ACK_LIMIT,
 };
 
 int ctl_ensure_bpffs(void)
@@ -148,7 +148,7 @@ int ctl_describe(const char *ifname, struct ctl_iface_info *info)
 	info->tx_queues = count_queues(ifname, "tx-");
 	info->pinned = pins_exist(ifname);
 	describe_progs(info);
-	for (int i = 0; i < 5 && info->pinned; i++) {
+	for (int i = 0; i < 6 && info->pinned; i++) {
 		struct bpf_map_info mi;
 		uint32_t len = sizeof(mi);
 		int fd;
@@ -170,7 +170,7 @@ static void unpin_all(const char *ifname)
 {
 	char path[PATH_MAX];
 
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", MROCE_PIN_ROOT, ifname,
 			 map_names[i]);
 		unlink(path);
@@ -182,9 +182,13 @@ static void unpin_all(const char *ifname)
 
 static int pin_all(struct mroce_xdp *skel, const char *ifname)
 {
-	struct bpf_map *maps[5] = {skel->maps.conns, skel->maps.xsks,
-				   skel->maps.rx_state, skel->maps.scoreboard,
-				   skel->maps.counters};
+	struct bpf_map *maps[6] = {skel->maps.conns,	  skel->maps.xsks,
+				   skel->maps.rx_state,	  skel->maps.scoreboard,
+				   skel->maps.counters,	  skel->maps.ack_limit};
+	struct mroce_ack_limit lim = {.per_ms = MROCE_ACK_LIMIT_PER_MS,
+				      .path_gap_us =
+					      MROCE_ACK_LIMIT_PATH_GAP_US};
+	__u32 zero = 0;
 	char path[PATH_MAX];
 
 	if (mkdir(MROCE_PIN_ROOT, 0700) && errno != EEXIST)
@@ -192,12 +196,16 @@ static int pin_all(struct mroce_xdp *skel, const char *ifname)
 	pin_dir(ifname, path, sizeof(path));
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -MROCE_XDP_E_PIN;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", MROCE_PIN_ROOT, ifname,
 			 map_names[i]);
 		if (bpf_map__pin(maps[i], path))
 			return -MROCE_XDP_E_PIN;
 	}
+	/* Until this, the limit is 0: no XDP ACK. */
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ack_limit), &zero,
+				&lim, BPF_ANY))
+		return -MROCE_XDP_E_MAP;
 	return 0;
 }
 

@@ -38,7 +38,8 @@ struct ctl_iface_info {
 	const char *mode; /* "native", "skb", "hw", "-" */
 	uint32_t prog_id;
 	int n_progs;	     /* XDP programs on the interface */
-	uint32_t map_ids[5]; /* conns xsks rx_state scoreboard counters */
+	uint32_t map_ids[6]; /* conns xsks rx_state scoreboard counters
+			      * ack_limit */
 	bool bpffs_mounted;  /* attach had to mount bpffs itself */
 };
 
