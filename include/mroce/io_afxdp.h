@@ -36,6 +36,9 @@ int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto, uint32_t id);
 /* The pinned maps the backend opened (rx_state, scoreboard, counters...),
  * so that the owner can publish receive state without opening them a
  * second time. Valid until mroce_io_close(). NULL if io is not AF_XDP. */
+/* mroce_xdp_slot_reset() on the backend's maps: what the XDP program has
+ * for a connection slot, forgotten. */
+void mroce_io_afxdp_slot_reset(struct mroce_io *io, uint32_t slot);
 const struct mroce_xdp_maps *mroce_io_afxdp_maps(const struct mroce_io *io);
 
 /* AF_XDP specific counters (the generic ones: mroce_io_get_stats()). */

@@ -89,6 +89,13 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 		      uint32_t cum_psn, uint32_t rate_mbps,
 		      const uint8_t sack[MROCE_SACK_BYTES]);
 
+/* Forget everything published for a connection slot: every path's
+ * rx_state invalid (the program answers nothing from it), the
+ * scoreboard's paths gone (no telemetry). The endpoint calls it when a
+ * connection goes down and before a slot is used again, so a new
+ * connection never sees its predecessor's state. */
+void mroce_xdp_slot_reset(const struct mroce_xdp_maps *m, uint32_t slot);
+
 /* Sum of the per-CPU counters. */
 int mroce_xdp_counters_read(int counters_fd, struct mroce_xdp_counters *out);
 

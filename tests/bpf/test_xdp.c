@@ -1172,6 +1172,36 @@ START_TEST(ack_limit__a_burst_gets_one_answer_per_gap_and_per_budget)
 }
 END_TEST
 
+/* A connection slot reset (conn down, slot reuse): nothing of what was
+ * published answers or is fed any more. */
+START_TEST(mroce_xdp_slot_reset__nothing_answered_or_fed_after)
+{
+	struct in_spec dup = DATA(SEND, RX_CUM - 1);
+	struct in_spec ack = MR(ACK, CONN_A, SB_PATH, SB_GEN, 0);
+	struct mroce_xdp_counters c;
+	struct env e;
+
+	env_init(&e, true);
+	set_limit(&e, 1000, 0);
+	ck_assert_int_eq(run_one(&e, &dup), XDP_TX);
+	ck_assert_int_eq(run_one(&e, &ack), XDP_REDIRECT);
+	mroce_xdp_slot_reset(&e.m, SLOT_A);
+	ck_assert_uint_eq(e.m.scoreboard[SLOT_A].active_mask, 0);
+	ck_assert_uint_eq(mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH)->flags, 0);
+	ck_assert_int_eq(run_one(&e, &dup), XDP_REDIRECT);
+	ck_assert_int_eq(run_one(&e, &ack), XDP_REDIRECT);
+	ck_assert_int_eq(mroce_xdp_counters_read(e.m.counters_fd, &c), 0);
+	ck_assert_uint_eq(c.tx_ack_dup, 1);
+	ck_assert_uint_eq(c.redirect_data, 1);
+	ck_assert_uint_eq(c.ack_rtt_samples, 1);
+	ck_assert_uint_eq(c.ack_stale_gen, 1);
+	/* the other slots keep theirs */
+	ck_assert_uint_eq(mroce_xdp_rx_path(&e.m, SLOT_C, RX_PATH)->flags,
+			  MROCE_RXP_F_VALID);
+	env_fini(&e);
+}
+END_TEST
+
 /* Rodata knobs: with ACK offload off, a duplicate goes to the daemon. */
 START_TEST(mroce_xdp__knob_ack_offload_off)
 {
@@ -1226,6 +1256,7 @@ Suite *xdp_prog_suite(void)
 	tcase_add_test(tc, mroce_rx_publish__next_ack_uses_new_state);
 	tcase_add_test(tc, mroce_xdp__knob_ack_offload_off);
 	tcase_add_test(tc, ack_limit__a_burst_gets_one_answer_per_gap_and_per_budget);
+	tcase_add_test(tc, mroce_xdp_slot_reset__nothing_answered_or_fed_after);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -46,6 +46,8 @@ extern int mroce_io_afxdp_conn_add(struct mroce_io *io, uint8_t proto,
 	__attribute__((weak));
 extern int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto,
 				   uint32_t id) __attribute__((weak));
+extern void mroce_io_afxdp_slot_reset(struct mroce_io *io, uint32_t slot)
+	__attribute__((weak));
 
 #define EP_RX_BATCH 64
 #define EP_TX_BATCH 64
@@ -594,6 +596,13 @@ static void conn_peer(const struct mroce_ep *ep, int peer,
 	       a->family == AF_INET6 ? 16 : 4);
 }
 
+/* What the XDP program has for a connection slot, forgotten (after the
+ * conns entry is gone, or before it is added). */
+static void slot_reset(struct mroce_ep *ep, uint32_t slot)
+{
+	mroce_io_afxdp_slot_reset(ep->io, slot);
+}
+
 static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 {
 	struct mroce_conn_val cv = {0};
@@ -606,6 +615,10 @@ static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 		cv.slot = v->slot;
 		cv.peer_conn_id = v->peer_id;
 		conn_peer(ep, v->peer, &cv);
+		/* a slot used again starts from nothing (a second CONN_UP of
+		 * the same connection, with the peer's id, finds nothing
+		 * published yet either) */
+		slot_reset(ep, v->slot);
 		err = mroce_io_afxdp_conn_add(ep->io, MROCE_CONN_METAROCE,
 					      v->id, &cv);
 		if (err < 0)
@@ -617,6 +630,7 @@ static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 			ep->mr_ids[v->slot] = 0;
 		err = mroce_io_afxdp_conn_del(ep->io, MROCE_CONN_METAROCE,
 					      v->id);
+		slot_reset(ep, v->slot);
 		return err == -ENOENT ? 0 : err;
 	case MROCE_EV_QP_UP:
 		/* Track first: close() must be able to remove it. */

@@ -943,6 +943,14 @@ int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto, uint32_t id)
 	return 0;
 }
 
+void mroce_io_afxdp_slot_reset(struct mroce_io *io, uint32_t slot)
+{
+	struct afxdp_io *a = afxdp_of(io);
+
+	if (a)
+		mroce_xdp_slot_reset(&a->maps, slot);
+}
+
 const struct mroce_xdp_maps *mroce_io_afxdp_maps(const struct mroce_io *io)
 {
 	struct afxdp_io *a = afxdp_of(io);

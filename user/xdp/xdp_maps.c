@@ -2,10 +2,10 @@
 /*
  * Map access of the XDP fast path (include/mroce/xdp.h) that libmroce
  * itself needs: the AF_XDP backend opens the maps mrocectl pinned,
- * registers connections and binds its sockets. The rest of the layer
- * (error names, counters, receive-state publishing: xdp_state.c; the
- * loader: loader.c) is the internal library libmroce-xdp.a that only
- * mrocectl, mroced and the tests link.
+ * registers connections, binds its sockets, publishes receive state and
+ * resets a connection's slot. The rest of the layer (error names,
+ * counters: xdp_state.c; the loader: loader.c) is the internal library
+ * libmroce-xdp.a that only mrocectl, mroced and the tests link.
  */
 #include "mroce/xdp.h"
 
@@ -192,4 +192,54 @@ int mroce_xdp_xsk_set(const struct mroce_xdp_maps *m, uint32_t queue,
 	if (bpf_map_update_elem(m->xsks_fd, &queue, &xsk_fd, BPF_ANY))
 		return -MROCE_XDP_E_MAP_UPDATE;
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive state (abi.h): publishing, and forgetting a slot             */
+/* ------------------------------------------------------------------ */
+struct mroce_rx_path *mroce_xdp_rx_path(const struct mroce_xdp_maps *m,
+					uint32_t slot, uint32_t path)
+{
+	if (!m->rx_state || slot >= MROCE_MAX_CONNS || path >= MROCE_MAX_PATHS)
+		return NULL;
+	return &m->rx_state[(size_t)slot * MROCE_MAX_PATHS + path];
+}
+
+void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
+		      uint32_t cum_psn, uint32_t rate_mbps,
+		      const uint8_t sack[MROCE_SACK_BYTES])
+{
+	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
+
+	/* odd: readers that start now give up; the fence keeps the data
+	 * stores below from being seen before the odd value */
+	__atomic_store_n(&rp->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	rp->gen = gen;
+	rp->flags = flags;
+	rp->cum_psn = cum_psn;
+	rp->rate_mbps = rate_mbps;
+	if (sack)
+		memcpy(rp->sack, sack, MROCE_SACK_BYTES);
+	else
+		memset(rp->sack, 0, MROCE_SACK_BYTES);
+	/* even again, after (release) every data store */
+	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+void mroce_xdp_slot_reset(const struct mroce_xdp_maps *m, uint32_t slot)
+{
+	struct mroce_sb_conn *sb;
+
+	if (!m->rx_state || !m->scoreboard || slot >= MROCE_MAX_CONNS)
+		return;
+	for (uint32_t p = 0; p < MROCE_MAX_PATHS; p++)
+		mroce_rx_publish(mroce_xdp_rx_path(m, slot, p), 0, 0, 0, 0,
+				 NULL);
+	/* no path active first (release), then the rest: an ACK racing with
+	 * this finds no active path and writes no telemetry (abi.h) */
+	sb = &m->scoreboard[slot];
+	__atomic_store_n(&sb->active_mask, 0, __ATOMIC_RELEASE);
+	sb->n_paths = 0;
+	memset(sb->path, 0, sizeof(sb->path));
 }

@@ -2,8 +2,8 @@
 /*
  * The parts of include/mroce/xdp.h that tools and the daemon use around
  * the XDP program, beyond what libmroce's AF_XDP backend needs
- * (xdp_maps.c): error names, the program's clock, publishing receive
- * state into the shared rx_state array, reading the per-CPU counters.
+ * (xdp_maps.c): error names, the program's clock, reading the per-CPU
+ * counters.
  * Part of the internal library libmroce-xdp.a (user/xdp/module.mk).
  */
 #include "mroce/xdp.h"
@@ -48,36 +48,6 @@ uint32_t mroce_now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
 			  (uint64_t)ts.tv_nsec / 1000u);
-}
-
-struct mroce_rx_path *mroce_xdp_rx_path(const struct mroce_xdp_maps *m,
-					uint32_t slot, uint32_t path)
-{
-	if (!m->rx_state || slot >= MROCE_MAX_CONNS || path >= MROCE_MAX_PATHS)
-		return NULL;
-	return &m->rx_state[(size_t)slot * MROCE_MAX_PATHS + path];
-}
-
-void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
-		      uint32_t cum_psn, uint32_t rate_mbps,
-		      const uint8_t sack[MROCE_SACK_BYTES])
-{
-	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
-
-	/* odd: readers that start now give up; the fence keeps the data
-	 * stores below from being seen before the odd value */
-	__atomic_store_n(&rp->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	rp->gen = gen;
-	rp->flags = flags;
-	rp->cum_psn = cum_psn;
-	rp->rate_mbps = rate_mbps;
-	if (sack)
-		memcpy(rp->sack, sack, MROCE_SACK_BYTES);
-	else
-		memset(rp->sack, 0, MROCE_SACK_BYTES);
-	/* even again, after (release) every data store */
-	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 int mroce_xdp_counters_read(int counters_fd, struct mroce_xdp_counters *out)
