@@ -366,6 +366,53 @@ struct mroce_engine_event {
 int mroce_engine_poll_event(struct mroce_engine *e,
 			    struct mroce_engine_event *ev);
 
+/* ------------------------------------------------------------------ */
+/* Path state for a kernel fast path                                    */
+/* ------------------------------------------------------------------ */
+/*
+ * An I/O layer with an XDP program (docs/xdp.md) keeps a copy of each
+ * MetaRoCE connection's path state in shared maps: the receive side of
+ * every path as the engine last acknowledged it (the program answers
+ * duplicates from it: never more than the engine placed) and the
+ * transmit side's ports and generations (the program sprays its own ACKs
+ * over those ports and takes telemetry only from ACKs of a current
+ * generation). The engine calls these hooks synchronously, inside the
+ * call that changes the state, in the order of the changes; `slot` is
+ * the connection's slot of its events. Any hook may be NULL; RoCEv2
+ * never calls them.
+ */
+struct mroce_pub_rx {		/* a path's receive state, as acknowledged */
+	uint32_t slot;
+	uint8_t path, gen;
+	uint32_t cum_psn;	/* next PSN expected */
+	uint32_t rate_mbps;	/* the fair-share hint of that ACK */
+	uint8_t sack[32];	/* as struct mroce_ackh.sack
+				 * (MROCE_SACK_BYTES) */
+};
+
+struct mroce_pub_tx {		/* a path of ours: its port and generation */
+	uint32_t slot;
+	uint8_t path, gen;
+	uint8_t npaths;		/* paths of the connection */
+	bool active;		/* carries data and ACKs (not a fresh port
+				 * on probation) */
+	uint16_t sport;
+};
+
+struct mroce_engine_pub {
+	void *ctx;
+	/* The slot holds nothing: before a connection takes it and after
+	 * it is gone. */
+	void (*reset)(void *ctx, uint32_t slot);
+	void (*rx)(void *ctx, const struct mroce_pub_rx *r);
+	void (*tx)(void *ctx, const struct mroce_pub_tx *t);
+};
+
+/* Set (or, with NULL, clear) the hooks. Connections that exist already
+ * are published in full at their next change of state. */
+void mroce_engine_set_pub(struct mroce_engine *e,
+			  const struct mroce_engine_pub *pub);
+
 /* Bytes of engine memory per connection (for the scale report). */
 size_t mroce_engine_conn_mem(const struct mroce_engine *e);
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "mroce/abi.h"
+#include "mroce/engine.h"
 #include "mroce/io.h"
 #include "mroce/xdp.h"
 
@@ -34,12 +35,14 @@ int mroce_io_afxdp_conn_add(struct mroce_io *io, uint8_t proto, uint32_t id,
 int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto, uint32_t id);
 
 /* The pinned maps the backend opened (rx_state, scoreboard, counters...),
- * so that the owner can publish receive state without opening them a
- * second time. Valid until mroce_io_close(). NULL if io is not AF_XDP. */
-/* mroce_xdp_slot_reset() on the backend's maps: what the XDP program has
- * for a connection slot, forgotten. */
-void mroce_io_afxdp_slot_reset(struct mroce_io *io, uint32_t slot);
+ * so that the owner can read or write them without opening them a second
+ * time. Valid until mroce_io_close(). NULL if io is not AF_XDP. */
 const struct mroce_xdp_maps *mroce_io_afxdp_maps(const struct mroce_io *io);
+
+/* Hooks for mroce_engine_set_pub() that keep the XDP program's rx_state
+ * and scoreboard (abi.h) up to date with a MetaRoCE engine's paths, in
+ * the backend's maps (valid until mroce_io_close()). */
+int mroce_io_afxdp_pub(struct mroce_io *io, struct mroce_engine_pub *out);
 
 /* AF_XDP specific counters (the generic ones: mroce_io_get_stats()). */
 struct mroce_io_afxdp_stats {

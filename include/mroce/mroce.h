@@ -117,7 +117,14 @@ struct mrv_dev_attr {
 				  * core; processes sharing busy cores see
 				  * millisecond scheduling delays and want
 				  * more, or they retransmit spuriously) */
+	uint32_t flags;		 /* MRV_DEV_* (embedded mode), 0 = none */
 };
+
+/* struct mrv_dev_attr.flags */
+#define MRV_DEV_NO_ACK_OFFLOAD 0x1 /* AF_XDP: the XDP program answers
+				    * nothing for this device's MetaRoCE
+				    * connections; every ACK is the
+				    * engine's (docs/xdp.md) */
 
 struct mrv_device;
 

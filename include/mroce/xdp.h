@@ -12,6 +12,7 @@
 #ifndef MROCE_XDP_H
 #define MROCE_XDP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -88,6 +89,14 @@ struct mroce_rx_path *mroce_xdp_rx_path(const struct mroce_xdp_maps *m,
 void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 		      uint32_t cum_psn, uint32_t rate_mbps,
 		      const uint8_t sack[MROCE_SACK_BYTES]);
+
+/* Publish one of our paths in the scoreboard (single writer, abi.h):
+ * its port and generation (a change clears the path's telemetry, with
+ * the path inactive meanwhile), whether it is active, and the
+ * connection's n_paths. */
+void mroce_xdp_sb_publish(const struct mroce_xdp_maps *m, uint32_t slot,
+			  uint32_t path, uint32_t n_paths, uint16_t sport,
+			  uint8_t gen, bool active);
 
 /* Forget everything published for a connection slot: every path's
  * rx_state invalid (the program answers nothing from it), the

@@ -46,7 +46,8 @@ extern int mroce_io_afxdp_conn_add(struct mroce_io *io, uint8_t proto,
 	__attribute__((weak));
 extern int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto,
 				   uint32_t id) __attribute__((weak));
-extern void mroce_io_afxdp_slot_reset(struct mroce_io *io, uint32_t slot)
+extern int mroce_io_afxdp_pub(struct mroce_io *io,
+			      struct mroce_engine_pub *out)
 	__attribute__((weak));
 
 #define EP_RX_BATCH 64
@@ -87,6 +88,7 @@ struct mroce_ep {
 	int nios;
 	int epfd;		/* over the ios' fds when nios > 1, else -1 */
 	bool afxdp;
+	bool ack_offload;	/* XDP may answer for our MetaRoCE conns */
 	bool zc;		/* the engines write into the backend's buffers */
 	uint8_t family;
 	uint8_t local[16];
@@ -372,6 +374,16 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	err = tx_bufs_alloc(ep);
 	if (err < 0)
 		goto fail;
+	if (ep->afxdp && ep->eng[0].e) {
+		/* the XDP program's copy of the paths (docs/xdp.md) */
+		struct mroce_engine_pub pub;
+
+		err = mroce_io_afxdp_pub(ep->io, &pub);
+		if (err < 0)
+			goto fail;
+		mroce_engine_set_pub(ep->eng[0].e, &pub);
+		ep->ack_offload = !cfg->no_ack_offload;
+	}
 	*out = ep;
 	return 0;
 fail:
@@ -596,13 +608,6 @@ static void conn_peer(const struct mroce_ep *ep, int peer,
 	       a->family == AF_INET6 ? 16 : 4);
 }
 
-/* What the XDP program has for a connection slot, forgotten (after the
- * conns entry is gone, or before it is added). */
-static void slot_reset(struct mroce_ep *ep, uint32_t slot)
-{
-	mroce_io_afxdp_slot_reset(ep->io, slot);
-}
-
 static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 {
 	struct mroce_conn_val cv = {0};
@@ -615,10 +620,13 @@ static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 		cv.slot = v->slot;
 		cv.peer_conn_id = v->peer_id;
 		conn_peer(ep, v->peer, &cv);
-		/* a slot used again starts from nothing (a second CONN_UP of
-		 * the same connection, with the peer's id, finds nothing
-		 * published yet either) */
-		slot_reset(ep, v->slot);
+		/* XDP answers for the connection once its ACKs can carry the
+		 * id the peer expects and go only to the peer. The engine
+		 * itself keeps the slot's rx_state and scoreboard: it resets
+		 * them when a connection takes the slot and when it leaves,
+		 * in order with its own publishing (mroce_engine_set_pub). */
+		if (ep->ack_offload && v->peer_id && cv.peer_family)
+			cv.flags |= MROCE_CONN_F_ACK_OFFLOAD;
 		err = mroce_io_afxdp_conn_add(ep->io, MROCE_CONN_METAROCE,
 					      v->id, &cv);
 		if (err < 0)
@@ -630,7 +638,6 @@ static int apply_event(struct mroce_ep *ep, const struct mroce_engine_event *v)
 			ep->mr_ids[v->slot] = 0;
 		err = mroce_io_afxdp_conn_del(ep->io, MROCE_CONN_METAROCE,
 					      v->id);
-		slot_reset(ep, v->slot);
 		return err == -ENOENT ? 0 : err;
 	case MROCE_EV_QP_UP:
 		/* Track first: close() must be able to remove it. */

@@ -44,6 +44,10 @@ struct mroce_ep_cfg {
 	 * the socket of queue (UDP source port % queues), so that the
 	 * spraying of MetaRoCE also spreads a peer's receive load. */
 	bool all_queues;
+	/* AF_XDP only: the XDP program answers no packet of our MetaRoCE
+	 * connections itself (duplicates of placed data, docs/xdp.md);
+	 * every ACK then comes from the engine. For comparison. */
+	bool no_ack_offload;
 };
 
 struct mroce_ep;

@@ -334,6 +334,12 @@ struct mroce_engine {
 	 * mroce_ev_reserve). */
 	struct mroce_engine_event *ev;
 	uint32_t ev_cap, ev_head, ev_n, ev_owed;
+
+	/* Path state for a kernel fast path (mroce_engine_set_pub); the
+	 * epoch changes with the hooks, so every connection publishes in
+	 * full once more. */
+	struct mroce_engine_pub pub;
+	uint32_t pub_epoch;
 };
 
 /* ------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
  * up/down. Never dropped: see the reservation scheme in engine_int.h.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_int.h"
 
@@ -107,4 +108,14 @@ int mroce_engine_poll_event(struct mroce_engine *e,
 	e->ev_head = (e->ev_head + 1) % e->ev_cap;
 	e->ev_n--;
 	return 1;
+}
+
+void mroce_engine_set_pub(struct mroce_engine *e,
+			  const struct mroce_engine_pub *pub)
+{
+	if (pub)
+		e->pub = *pub;
+	else
+		memset(&e->pub, 0, sizeof(e->pub));
+	e->pub_epoch++;
 }

@@ -943,12 +943,40 @@ int mroce_io_afxdp_conn_del(struct mroce_io *io, uint8_t proto, uint32_t id)
 	return 0;
 }
 
-void mroce_io_afxdp_slot_reset(struct mroce_io *io, uint32_t slot)
+/* The engine's path state, into the maps of the XDP program. */
+static void pub_reset(void *ctx, uint32_t slot)
+{
+	mroce_xdp_slot_reset(ctx, slot);
+}
+
+static void pub_rx(void *ctx, const struct mroce_pub_rx *r)
+{
+	struct mroce_rx_path *rp = mroce_xdp_rx_path(ctx, r->slot, r->path);
+
+	if (rp)
+		mroce_rx_publish(rp, r->gen, MROCE_RXP_F_VALID, r->cum_psn,
+				 r->rate_mbps, r->sack);
+}
+
+static void pub_tx(void *ctx, const struct mroce_pub_tx *t)
+{
+	mroce_xdp_sb_publish(ctx, t->slot, t->path, t->npaths, t->sport,
+			     t->gen, t->active);
+}
+
+int mroce_io_afxdp_pub(struct mroce_io *io, struct mroce_engine_pub *out)
 {
 	struct afxdp_io *a = afxdp_of(io);
 
-	if (a)
-		mroce_xdp_slot_reset(&a->maps, slot);
+	if (!a)
+		return -EINVAL;
+	*out = (struct mroce_engine_pub){
+		.ctx = &a->maps,
+		.reset = pub_reset,
+		.rx = pub_rx,
+		.tx = pub_tx,
+	};
+	return 0;
 }
 
 const struct mroce_xdp_maps *mroce_io_afxdp_maps(const struct mroce_io *io)

@@ -112,6 +112,7 @@ static void ep_cfg(const struct mrv_dev_attr *attr, const struct emb_dev *d,
 					     : ROCEV2_UDP_PORT;
 	cfg->io.ifname = attr->ifname;
 	cfg->io.queue = attr->queue;
+	cfg->no_ack_offload = attr->flags & MRV_DEV_NO_ACK_OFFLOAD;
 }
 
 int mrl_embedded_open(const struct mrv_dev_attr *attr, struct mrv_device **out)

@@ -54,6 +54,8 @@ int mrv_open_device(const struct mrv_dev_attr *attr, struct mrv_device **out)
 			return -EINVAL;
 		if (attr->udp_port == 0xffff) /* RoCEv2 takes port + 1 */
 			return -EINVAL;
+		if (attr->flags & ~(uint32_t)MRV_DEV_NO_ACK_OFFLOAD)
+			return -EINVAL;
 		return mrl_embedded_open(attr, out);
 	default:
 		return -EINVAL;

@@ -45,7 +45,8 @@ static const char help_text[] =
 "           [--queue Q|all] [--attach] [--sock PATH] [--paths N]\n"
 "           [--mtu BYTES]\n"
 "           [--rto-min USEC] [--udp-port PORT] [--spin-us USEC]\n"
-"           [--sock-mode MODE] [--sock-group GROUP] [--seed N] [-v]\n"
+"           [--sock-mode MODE] [--sock-group GROUP] [--no-ack-offload]\n"
+"           [--seed N] [-v]\n"
 "\n"
 "DESCRIPTION\n"
 "    Owns the packet I/O of one local address (kernel UDP sockets, or an\n"
@@ -95,6 +96,11 @@ static const char help_text[] =
 "                         the daemon\n"
 "        --spin-us=USEC   busy-poll this long after the last work before\n"
 "                         sleeping (default 50)\n"
+"        --no-ack-offload afxdp: the XDP program answers nothing for this\n"
+"                         daemon's MetaRoCE connections (by default it\n"
+"                         answers duplicates of data already placed,\n"
+"                         docs/xdp.md); every ACK comes from the daemon.\n"
+"                         For comparison\n"
 "        --seed=N         fixed engine seed (tests only)\n"
 "    -v, --verbose        log every session and control error\n"
 "    -V, --version        print the version and exit\n"
@@ -265,7 +271,7 @@ static int group_id(const char *name)
 	return (int)v;
 }
 
-enum { O_SPIN = 256, O_SEED, O_MODE, O_GROUP };
+enum { O_SPIN = 256, O_SEED, O_MODE, O_GROUP, O_NO_OFFLOAD };
 
 static const struct option long_opts[] = {
 	{"local", required_argument, NULL, 'l'},
@@ -282,6 +288,7 @@ static const struct option long_opts[] = {
 	{"seed", required_argument, NULL, O_SEED},
 	{"sock-mode", required_argument, NULL, O_MODE},
 	{"sock-group", required_argument, NULL, O_GROUP},
+	{"no-ack-offload", no_argument, NULL, O_NO_OFFLOAD},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
@@ -344,6 +351,9 @@ static void apply_opt(int c, const char *arg, struct opts *o)
 		break;
 	case O_SEED:
 		o->seed = num(arg, "seed", 1, __LONG_MAX__);
+		break;
+	case O_NO_OFFLOAD:
+		cfg->no_ack_offload = true;
 		break;
 	case 'v':
 		mroced.verbose = true;

@@ -109,6 +109,10 @@ static const char help_text[] =
 "        --rto-min=USEC     minimum retransmission timeout (default: the\n"
 "                           engine's 200 us); processes sharing busy cores\n"
 "                           want milliseconds, or they retransmit spuriously\n"
+"        --no-ack-offload   --backend=afxdp: the XDP program answers nothing\n"
+"                           for our connections (by default it answers\n"
+"                           duplicates of placed data); for comparison. With\n"
+"                           --daemon it is mroced's option\n"
 "        --corrupt=MSG:OFF  testing --verify: QP 0's message MSG (from 0)\n"
 "                           goes out with byte OFF changed (write_bw and\n"
 "                           send_bw with --verify); the run must fail\n"
@@ -157,6 +161,7 @@ enum {
 	O_LOCAL,
 	O_DAEMON,
 	O_RTO,
+	O_NO_OFFLOAD,
 	O_CYCLE,
 	O_INTERVAL,
 	O_IDLE,
@@ -185,6 +190,7 @@ static const struct option lo[] = {
 	{"ifname", required_argument, NULL, O_IFNAME},
 	{"local", required_argument, NULL, O_LOCAL},
 	{"rto-min", required_argument, NULL, O_RTO},
+	{"no-ack-offload", no_argument, NULL, O_NO_OFFLOAD},
 	{"daemon", optional_argument, NULL, O_DAEMON},
 	{"cycle_buffer", required_argument, NULL, O_CYCLE},
 	{"interval", required_argument, NULL, O_INTERVAL},
@@ -278,6 +284,9 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 		return true;
 	case O_RTO:
 		o->rto_min_us = (int)num(arg, "--rto-min", 1, 10000000);
+		return true;
+	case O_NO_OFFLOAD:
+		o->no_ack_offload = true;
 		return true;
 	case O_INTERVAL:
 		if (mroce_parse_double(arg, 0.01, 3600, &o->interval))

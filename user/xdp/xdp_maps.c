@@ -227,6 +227,35 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+void mroce_xdp_sb_publish(const struct mroce_xdp_maps *m, uint32_t slot,
+			  uint32_t path, uint32_t n_paths, uint16_t sport,
+			  uint8_t gen, bool active)
+{
+	struct mroce_sb_conn *sb;
+	struct mroce_sb_path *sp;
+	uint64_t bit, mask;
+
+	if (!m->scoreboard || slot >= MROCE_MAX_CONNS ||
+	    path >= MROCE_MAX_PATHS || n_paths > MROCE_MAX_PATHS)
+		return;
+	sb = &m->scoreboard[slot];
+	sp = &sb->path[path];
+	bit = 1ull << path;
+	mask = __atomic_load_n(&sb->active_mask, __ATOMIC_RELAXED);
+	if (sp->sport != sport || sp->gen != gen) {
+		/* a new port or generation: no telemetry of the old one may
+		 * land in it (abi.h): inactive first, then cleared */
+		mask &= ~bit;
+		__atomic_store_n(&sb->active_mask, mask, __ATOMIC_RELEASE);
+		memset(sp, 0, sizeof(*sp));
+		sp->sport = sport;
+		sp->gen = gen;
+	}
+	sb->n_paths = n_paths;
+	mask = active ? mask | bit : mask & ~bit;
+	__atomic_store_n(&sb->active_mask, mask, __ATOMIC_RELEASE);
+}
+
 void mroce_xdp_slot_reset(const struct mroce_xdp_maps *m, uint32_t slot)
 {
 	struct mroce_sb_conn *sb;

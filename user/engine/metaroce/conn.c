@@ -72,6 +72,7 @@ struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 		c->path[i].ring = rings + (size_t)i * MR_PATH_WIN;
 		mr_path_tx_init(e, c, i);
 	}
+	mr_pub_reset(e, (uint32_t)peer);
 	mroce_list_init(&c->qps);
 	mroce_list_init(&c->sched);
 	mroce_list_add_tail(&t->conns, &c->link);
@@ -87,6 +88,7 @@ struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 static void conn_free(struct mroce_engine *e, struct mr_conn *c)
 {
 	mroce_ev_conn_down(e, c->peer, c->local_id, (uint32_t)c->peer);
+	mr_pub_reset(e, (uint32_t)c->peer);
 	mroce_list_del(&c->link);
 	mroce_list_del(&c->alink);
 	free(c->path[0].ring);

@@ -213,6 +213,11 @@ struct mr_path {
 	uint64_t ack_at;	/* ns: when it left */
 	uint64_t sack[MROCE_SACK_BITS / 64]; /* bit i: rx_cum + 1 + i */
 	uint64_t ack_due;	/* ns; 0 = no ACK pending */
+
+	/* what the fast path was last told of the transmit side (pub.c) */
+	uint16_t pub_sport;
+	uint8_t pub_gen;
+	uint8_t pub_active;
 };
 
 /* Connection states, in one list for the enum and the name table. Every
@@ -324,6 +329,8 @@ struct mr_conn {
 	struct mroce_list link;		/* on t->conns (all conns) */
 	struct mroce_list alink;	/* on t->active while not idle */
 	struct mr_engine *eng;
+	uint32_t pub_epoch;	/* e->pub_epoch when last published in full */
+	uint8_t pub_npaths;	/* npaths then */
 	struct mr_path path[];
 };
 
@@ -623,6 +630,14 @@ uint64_t mr_idle_probe_at(const struct mroce_engine *e,
 			  const struct mr_conn *c, const struct mr_path *p);
 int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 	  size_t cap, uint64_t now);
+
+/* pub.c: the fast path's copy (mroce_engine_set_pub) */
+void mr_pub_reset(struct mroce_engine *e, uint32_t slot);
+/* The receive state that ACK `ack` of path slot reported. */
+void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot,
+	       const struct mroce_meta_pkt *ack);
+/* Our ports and generations, where they changed. */
+void mr_pub_tx(struct mroce_engine *e, struct mr_conn *c);
 
 /* timer.c */
 void mr_conn_tick(struct mroce_engine *e, struct mr_conn *c, uint64_t now);

@@ -442,6 +442,7 @@ void mr_flush_dirty(struct mroce_engine *e, uint64_t now)
 
 		c->heap.dirty = 0;
 		mr_conn_sched(e, c, now);
+		mr_pub_tx(e, c);
 	}
 }
 
