@@ -372,8 +372,8 @@ int mroce_engine_poll_event(struct mroce_engine *e,
 /*
  * An I/O layer with an XDP program (docs/xdp.md) keeps a copy of each
  * MetaRoCE connection's path state in shared maps: the receive side of
- * every path as the engine last acknowledged it (the program answers
- * duplicates from it: never more than the engine placed) and the
+ * every path as data is placed (the program answers duplicates from it:
+ * never more than the engine placed) and the
  * transmit side's ports and generations (the program sprays its own ACKs
  * over those ports and takes telemetry only from ACKs of a current
  * generation). The engine calls these hooks synchronously, inside the
@@ -381,11 +381,11 @@ int mroce_engine_poll_event(struct mroce_engine *e,
  * the connection's slot of its events. Any hook may be NULL; RoCEv2
  * never calls them.
  */
-struct mroce_pub_rx {		/* a path's receive state, as acknowledged */
+struct mroce_pub_rx {		/* a path's receive state, all placed */
 	uint32_t slot;
 	uint8_t path, gen;
 	uint32_t cum_psn;	/* next PSN expected */
-	uint32_t rate_mbps;	/* the fair-share hint of that ACK */
+	uint32_t rate_mbps;	/* the fair-share hint of our last ACK */
 	uint8_t sack[32];	/* as struct mroce_ackh.sack
 				 * (MROCE_SACK_BYTES) */
 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Tests of the MetaRoCE engine: the path state it publishes for a kernel
- * fast path (pub.c, mroce_engine_set_pub): the receive side only as its
- * ACKs reported it, so never a PSN that was not placed; our ports and
+ * fast path (pub.c, mroce_engine_set_pub): the receive side as data is
+ * placed, never a PSN that was not; our ports and
  * generations as they change; a slot reset before a connection uses it
  * and when the hooks change. Two engines through the in-test pump
  * (metaroce_pair.h), each with hooks that record what they are told.
@@ -99,10 +99,10 @@ static struct mr_conn *conn_of(struct pair *s, int i)
 	return c;
 }
 
-/* After a WRITE is acknowledged in full, the receiver has published,
- * for every path that carried it, the state of its last ACK: every PSN
- * the sender sent, nothing beyond, on the path's generation. */
-START_TEST(pub__receiver_publishes_what_its_acks_said)
+/* After a WRITE is acknowledged in full, the receiver has published, for
+ * every path that carried it, every PSN the sender sent and nothing
+ * beyond, on the path's generation. */
+START_TEST(pub__receiver_publishes_what_it_placed)
 {
 	static struct rec r[2];
 	struct pair s;
@@ -299,7 +299,7 @@ Suite *metaroce_pub_suite(void)
 	TCase *tc = tcase_create("pub");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, pub__receiver_publishes_what_its_acks_said);
+	tcase_add_test(tc, pub__receiver_publishes_what_it_placed);
 	tcase_add_test(tc, pub__a_missing_psn_is_never_published);
 	tcase_add_test(tc, pub__data_refused_is_not_published);
 	tcase_add_test(tc, pub__our_ports_and_generations_as_they_change);

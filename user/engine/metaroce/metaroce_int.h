@@ -330,6 +330,7 @@ struct mr_conn {
 	struct mroce_list alink;	/* on t->active while not idle */
 	struct mr_engine *eng;
 	uint32_t pub_epoch;	/* e->pub_epoch when last published in full */
+	uint32_t pub_rate_mbps;	/* fair-share hint of our last ACK */
 	uint8_t pub_npaths;	/* npaths then */
 	struct mr_path path[];
 };
@@ -633,9 +634,8 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 
 /* pub.c: the fast path's copy (mroce_engine_set_pub) */
 void mr_pub_reset(struct mroce_engine *e, uint32_t slot);
-/* The receive state that ACK `ack` of path slot reported. */
-void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot,
-	       const struct mroce_meta_pkt *ack);
+/* Path slot's receive state, as it is now (all of it placed). */
+void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot);
 /* Our ports and generations, where they changed. */
 void mr_pub_tx(struct mroce_engine *e, struct mr_conn *c);
 

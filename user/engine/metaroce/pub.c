@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * The copy of path state a kernel fast path keeps (mroce_engine_set_pub,
- * docs/xdp.md): each path's receive state as the ACK we just sent reported
- * it, and our own ports and generations. The receive side is published
- * only from an ACK, so the copy never says more than the engine placed
- * and acknowledged; the transmit side is compared with what was last
+ * docs/xdp.md): each path's receive state, and our own ports and
+ * generations. The receive side is published when a packet has been
+ * placed (and when a new generation starts, with nothing received), from
+ * the state that ACKs report, so the copy never says more than the
+ * engine placed; the transmit side is compared with what was last
  * published whenever a connection's state is brought up to date
  * (mr_flush_dirty), so every change of a port, a generation or a path's
  * probation reaches the fast path before the call returns.
@@ -20,19 +21,20 @@ void mr_pub_reset(struct mroce_engine *e, uint32_t slot)
 		e->pub.reset(e->pub.ctx, slot);
 }
 
-void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot,
-	       const struct mroce_meta_pkt *ack)
+void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot)
 {
+	const struct mr_path *p = &c->path[slot];
 	struct mroce_pub_rx r;
 
 	if (!e->pub.rx)
 		return;
 	r.slot = (uint32_t)c->peer;
 	r.path = (uint8_t)slot;
-	r.gen = ack->path_gen;
-	r.cum_psn = ack->ack.cum_psn;
-	r.rate_mbps = ack->ack.rate_mbps;
-	memcpy(r.sack, ack->ack.sack, sizeof(r.sack));
+	r.gen = p->rx_gen;
+	r.cum_psn = p->rx_cum;
+	r.rate_mbps = c->pub_rate_mbps;
+	for (int i = 0; i < MROCE_SACK_BYTES; i++)
+		r.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
 	e->pub.rx(e->pub.ctx, &r);
 }
 

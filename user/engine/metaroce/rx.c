@@ -19,9 +19,10 @@ void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
 static bool rx_path_gen(struct mroce_engine *e, struct mr_conn *c,
 			struct mr_path *p, int slot, uint8_t gen)
 {
-	if (!p->rx_valid || gen_newer(gen, p->rx_gen))
+	if (!p->rx_valid || gen_newer(gen, p->rx_gen)) {
 		mr_rx_path_reset(c, p, slot, gen);
-	else if (gen != p->rx_gen) {
+		mr_pub_rx(e, c, slot);	/* nothing received in it yet */
+	} else if (gen != p->rx_gen) {
 		MROCE_STAT_INC(e, rx_stale_path);
 		return false;
 	}
@@ -161,8 +162,10 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	filled = d == 0 && (p->sack[0] | p->sack[1] | p->sack[2] |
 			    p->sack[3]);
 	r = mr_place(e, c, slot, pk);
-	if (r != PL_REFUSE)
+	if (r != PL_REFUSE) {
 		mr_rx_mark(p, (uint32_t)d);
+		mr_pub_rx(e, c, slot);	/* placed: the fast path may know */
+	}
 	/* ACK at once on a gap, a refusal, a request (the end of a message
 	 * that nothing follows at once), and when a hole is filled (a
 	 * retransmission: the sender is waiting for exactly this, and
@@ -234,8 +237,10 @@ static int rx_reroll(struct mroce_engine *e, struct mr_conn *c,
 	if (pk->path >= c->npaths)
 		return -EINVAL;
 	p = &c->path[pk->path];
-	if (!p->rx_valid || gen_newer(pk->reroll.new_gen, p->rx_gen))
+	if (!p->rx_valid || gen_newer(pk->reroll.new_gen, p->rx_gen)) {
 		mr_rx_path_reset(c, p, pk->path, pk->reroll.new_gen);
+		mr_pub_rx(e, c, pk->path);
+	}
 	return 0;
 }
 

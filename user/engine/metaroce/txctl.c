@@ -132,7 +132,7 @@ static int tx_ack(struct mroce_engine *e, struct mr_conn *c, int slot,
 	    0)
 		return -1;
 	MROCE_STAT_INC(e, tx_acks);
-	mr_pub_rx(e, c, slot, &pk);
+	c->pub_rate_mbps = pk.ack.rate_mbps;
 	/* A PROBE says our ACKs of this path went missing: its answer
 	 * leaves on two of our ports, in case the plane of one is dead. */
 	if (p->ack_twice) {
