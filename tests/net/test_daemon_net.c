@@ -9,7 +9,10 @@
  * pair (--attach), mroce_perf --daemon write_bw --verify for both
  * transports (skipped without XDP/AF_XDP);
  * tests/net/daemon_fabric.sh: daemons on the 4-path namespace fabric over
- * AF_XDP, both transports with --verify, MetaRoCE sprayed over the paths.
+ * AF_XDP, both transports with --verify, MetaRoCE sprayed over the paths;
+ * tests/net/xdp_offload.sh: the same at 1% loss, the XDP maps the daemons'
+ * engines kept during the run (conns, rx_state, scoreboard, counters),
+ * with and without --no-ack-offload.
  */
 #include "../harness.h"
 
@@ -25,5 +28,7 @@ Suite *daemon_net_suite(void)
 	mroce_add_script_test(s, "daemon_fabric", "tests/net/daemon_fabric.sh",
 			      "", 240);
 	mroce_add_script_test(s, "daemon_mq", "tests/net/daemon_mq.sh", "", 180);
+	mroce_add_script_test(s, "xdp_offload", "tests/net/xdp_offload.sh", "",
+			      180);
 	return s;
 }

@@ -6,17 +6,19 @@
 # (scripts/fabric.sh --loss 0.01), their engines publishing each path's
 # state into the XDP maps (docs/xdp.md). MetaRoCE write_bw --verify of
 # small messages from A to B, then, from `bpftool map dump` of each host's
-# counters (found through the program attached to its eth0: the daemons'
-# pins live in their own mount namespaces):
-#   - the XDP programs answered duplicates themselves (tx_ack_dup +
-#     tx_ack_probe > 0 over both hosts);
-#   - telemetry found the sender's current path generation: ack_stale_gen
-#     <= 1% of the ACKs the program saw;
+# maps (found through the program attached to its eth0: the daemons' pins
+# live in their own mount namespaces):
+#   - conns: each host's MetaRoCE entry has ACK offload on, the peer's id
+#     and address (the endpoint set them once it knew the peer);
+#   - rx_state of B: the 8 paths published, valid (the engine publishes
+#     what it placed);
+#   - scoreboard of A: 8 paths with their ports and RTT samples (the
+#     engine published its ports, the ACKs fed their telemetry), and
+#     ack_stale_gen <= 1% of the ACKs the programs saw;
 #   - never more bytes out than in: tx_ack_bytes <= tx_ack_trigger_bytes;
-#   - the scoreboard of A's connection names 8 paths, all with a port, and
-#     holds RTT samples (the engine published its ports, the ACKs fed it);
-# and the same run again with `mroced --no-ack-offload`: the programs
-# answer nothing (tx_ack_dup = tx_ack_probe = 0), --verify still passes.
+#   - the duplicates XDP answered, beside those the engine saw (printed);
+# and the same run again with `mroced --no-ack-offload`: offload off in
+# conns, the programs answer nothing, --verify still passes.
 #
 #   tests/net/xdp_offload.sh           run (root, netns, XDP, AF_XDP, tc,
 #                                      nft, bpftool, ethtool)
@@ -78,42 +80,57 @@ run() {
 	echo "ok: $1: write_bw 512 B --verify at 1% loss: $ROW"
 }
 
-# check OFFLOAD(1|0): the counters of both hosts and A's scoreboard
+# check OFFLOAD(1|0) OUT: the maps of both hosts after the run
 check() {
 	local h ns f=()
 	for h in A B; do
 		ns=FABRIC_${h}_NS
 		dump "${!ns}" counters "$TMP/ctr$h.json" || return
-		f+=("$TMP/ctr$h.json")
+		dump "${!ns}" conns "$TMP/conns$h.json" || return
+		f+=("$TMP/ctr$h.json" "$TMP/conns$h.json")
 	done
 	dump "$FABRIC_A_NS" scoreboard "$TMP/sbA.json" || return
-	if ! python3 - "$1" "${f[@]}" "$TMP/sbA.json" <<'PY'
-import json, sys
+	dump "$FABRIC_B_NS" rx_state "$TMP/rxB.json" || return
+	if ! python3 - "$1" "$2" "${f[@]}" "$TMP/sbA.json" "$TMP/rxB.json" <<'PY'
+import json, re, sys
 
 offload = sys.argv[1] == "1"
+out = open(sys.argv[2]).read()
+ctr_a, conns_a, ctr_b, conns_b, sb_a, rx_b = sys.argv[3:9]
+
+def entries(path):
+    return [e.get("formatted", e) for e in json.load(open(path))]
 
 def counters(path):
     tot = {}
-    for e in json.load(open(path)):
-        e = e.get("formatted", e)
+    for e in entries(path):
         for v in e["values"]:
             for k, n in v["value"].items():
                 tot[k] = tot.get(k, 0) + n
     return tot
 
-c = [counters(p) for p in sys.argv[2:4]]
+c = [counters(ctr_a), counters(ctr_b)]
 s = {k: c[0][k] + c[1][k] for k in c[0]}
 answered = s["tx_ack_dup"] + s["tx_ack_probe"]
 acks = s["redirect_ack"]
-print("    XDP, both hosts: tx_ack_dup %d tx_ack_probe %d, ACKs seen %d,"
-      " ack_stale_gen %d, rtt samples %d, bytes out %d / in %d,"
-      " unverified %d, limited %d" %
-      (s["tx_ack_dup"], s["tx_ack_probe"], acks, s["ack_stale_gen"],
+dups = re.search(r"Receiver *: .*duplicates (\d+)", out)
+print("    XDP, both hosts: answered %d (dup %d, probe %d) while the receiving"
+      " engine saw %s duplicates; ACKs seen %d, ack_stale_gen %d, RTT"
+      " samples %d; ACK bytes out %d / trigger bytes in %d; left to the"
+      " daemon: larger %d, limited %d, busy %d, unverified %d" %
+      (answered, s["tx_ack_dup"], s["tx_ack_probe"],
+       dups.group(1) if dups else "?", acks, s["ack_stale_gen"],
        s["ack_rtt_samples"], s["tx_ack_bytes"], s["tx_ack_trigger_bytes"],
-       s.get("ack_offload_unverified", 0), s["ack_offload_limited"]))
+       s["ack_offload_larger"], s["ack_offload_limited"],
+       s["ack_offload_busy"], s["ack_offload_unverified"]))
 bad = []
-if offload and answered == 0:
-    bad.append("the XDP programs answered no duplicate")
+# the endpoint turned offload on (or, with --no-ack-offload, off) once
+# it knew the peer's id and address
+for name, path in (("A", conns_a), ("B", conns_b)):
+    mr = [e["value"] for e in entries(path) if e["key"]["proto"] == 1]
+    if len(mr) != 1 or mr[0]["flags"] != (1 if offload else 0) or \
+       not mr[0]["peer_conn_id"] or mr[0]["peer_family"] != 4:
+        bad.append("conns of %s: %s" % (name, mr))
 if not offload and answered:
     bad.append("--no-ack-offload, yet XDP answered %d" % answered)
 if acks == 0 or s["ack_stale_gen"] * 100 > acks:
@@ -122,30 +139,37 @@ if s["tx_ack_bytes"] > s["tx_ack_trigger_bytes"]:
     bad.append("more bytes out than in")
 if s["ack_rtt_samples"] == 0:
     bad.append("no RTT sample in the scoreboard's telemetry")
-conns = [e.get("formatted", e)["value"] for e in json.load(open(sys.argv[4]))]
-live = [v for v in conns if v["n_paths"]]
+# the sender's engine published its 8 ports; ACKs fed their telemetry
+live = [e["value"] for e in entries(sb_a) if e["value"]["n_paths"]]
 if len(live) != 1 or live[0]["n_paths"] != 8 or \
+   live[0]["active_mask"] == 0 or \
    any(live[0]["path"][i]["sport"] == 0 for i in range(8)) or \
    not any(live[0]["path"][i]["srtt_us"] for i in range(8)):
     bad.append("scoreboard of A: %s" % [
-        (v["n_paths"], [p["sport"] for p in v["path"][:8]]) for v in live])
+        (v["n_paths"], v["active_mask"], [p["sport"] for p in v["path"][:8]])
+        for v in live])
+# the receiver's engine published what it placed on each of the 8 paths
+rx = [e["value"] for e in entries(rx_b)
+      if e["value"]["flags"] & 1 and e["value"]["seq"]]
+if len(rx) != 8 or any(v["seq"] & 1 for v in rx):
+    bad.append("rx_state of B: %d valid paths" % len(rx))
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)
 PY
 	then
-		flunk "XDP counters or scoreboard (offload $1)"
+		flunk "XDP maps after the run (offload $1)"
 	else
-		echo "ok: XDP counters and scoreboard (offload $1)"
+		echo "ok: XDP maps after the run (offload $1)"
 	fi
 }
 
 fab_up --paths 4 --mtu 1500 --loss 0.01
 daemons_up
-run offload && check 1
+run offload && check 1 "$TMP/offload"
 mroced_stop DPA DPB
 daemons_up --no-ack-offload
-run no-offload && check 0
+run no-offload && check 0 "$TMP/no-offload"
 mroced_stop DPA DPB
 xdp_gone "$FABRIC_A_NS" eth0
 xdp_gone "$FABRIC_B_NS" eth0
