@@ -726,6 +726,7 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 					 __u64 *redirect_ctr)
 {
 	struct mroce_rx_path *rp;
+	__u32 in_len;
 	int valid, rc;
 
 	rp = rx_path(a->slot, a->path);
@@ -763,12 +764,15 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 	a->hash = mroce_spray_hash(a->peer_conn_id,
 				   a->path | (__u32)a->gen << 8, psn);
 	a->ack_flags |= MROCE_ACKF_XDP;
+	in_len = bpf_xdp_get_buff_len(ctx);
 	rc = write_ack(ctx, p, a, rp);
 	if (rc < 0) {
 		st->ack_offload_busy++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
 	if (rc == XDP_TX) {
+		st->tx_ack_bytes += bpf_xdp_get_buff_len(ctx);
+		st->tx_ack_trigger_bytes += in_len;
 		if (a->ack_flags & MROCE_ACKF_DUP)
 			st->tx_ack_dup++;
 		else

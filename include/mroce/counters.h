@@ -38,6 +38,8 @@
 	X(ack_offload_larger, "ACK left to the daemon: longer than its trigger") \
 	X(ack_not_peer, "not from the connection's peer: no answer, no telemetry") \
 	X(ack_offload_limited, "ACK left to the daemon: over ack_limit") \
+	X(tx_ack_bytes, "bytes of the frames XDP_TX sent as ACKs")            \
+	X(tx_ack_trigger_bytes, "bytes of the frames those ACKs answered")   \
 	X(drop_bad_ip_len, "dropped: IP length disagrees with the frame")      \
 	X(drop_bad_ip_csum, "dropped: IPv4 header checksum wrong")             \
 	X(drop_ip_frag, "dropped: fragmented IPv4 to our port")                \

@@ -965,9 +965,12 @@ static void check_maps(struct env *e, const struct row *r,
 	}
 }
 
+/* The counters the row names moved by one each (the byte counters of an
+ * answer by the bytes of the answer and of its trigger), no other. */
 static void check_counters(const struct row *r,
 			   const struct mroce_xdp_counters *before,
-			   const struct mroce_xdp_counters *after)
+			   const struct mroce_xdp_counters *after,
+			   size_t in_len, size_t out_len, bool answered)
 {
 	uint64_t want[MROCE_XC__COUNT] = {[MROCE_XC_rx_packets] = 1};
 	char names[256], *save = NULL, *tok;
@@ -981,6 +984,10 @@ static void check_counters(const struct row *r,
 		ck_assert_msg(i >= 0, "row '%s': no counter '%s'", r->desc,
 			      tok);
 		want[i]++;
+	}
+	if (answered) {
+		want[MROCE_XC_tx_ack_bytes] = out_len;
+		want[MROCE_XC_tx_ack_trigger_bytes] = in_len;
 	}
 	for (unsigned int i = 0; i < MROCE_XC__COUNT; i++) {
 		uint64_t d = mroce_xdp_counter_get(after, i) -
@@ -1084,7 +1091,8 @@ START_TEST(mroce_xdp__table)
 		ck_assert_msg(out.len == in.len && !memcmp(out.b, in.b, in.len),
 			      "row '%s': frame modified", r->desc);
 	}
-	check_counters(r, &before, &after);
+	check_counters(r, &before, &after, in.len, out.len,
+		       (int)o.retval == XDP_TX);
 	check_maps(&e, r, &sb_before);
 	env_fini(&e);
 }
