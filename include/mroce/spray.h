@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The spraying policy: which path (UDP source port) a packet takes.
+ * The spraying policy of the XDP program: which of our ports an ACK it
+ * generates leaves from.
  *
- * Who may include this: BPF programs AND userspace. It is compiled into
- * the XDP program (for the source port of the ACKs it generates) and into
- * the daemon (for every packet it sends); tests/bpf/test_spray.c runs both
+ * Who may include this: BPF programs AND userspace. The engine chooses
+ * the paths of its own packets itself (fewest in flight, with its own
+ * RTT, loss and ECN state from every ACK, all of which reach it:
+ * docs/engine.md), and publishes its ports, generations and probation
+ * into the scoreboard (user/engine/metaroce/pub.c); this policy sprays
+ * the XDP program's ACKs over the active ones. Userspace compiles it
+ * only for the test: tests/bpf/test_spray.c runs both
  * over the same table of scoreboards and requires identical choices. So:
  * integer arithmetic only, no division, loops bounded by MROCE_MAX_PATHS,
  * no state besides the arguments.
