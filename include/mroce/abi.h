@@ -131,10 +131,16 @@ struct mroce_rx_path {
 	__u16 resv0;	 /* [D] zero */
 	__u32 rate_mbps; /* [D] fair-share hint echoed in ACKs */
 	__u8 sack[MROCE_SACK_BYTES]; /* [D] as mroce_ackh.sack */
-	__u32 resv2;	  /* zero */
+	__u32 ack_cum;	  /* [D] cum_psn of the daemon's last ACK */
+	__u32 ack_lost_us; /* [D] a PROBE (without CHECK) arriving from then
+			    * on whose next_psn ack_cum covers shows that
+			    * ACK lost: only the daemon answers it (it also
+			    * probes its own ports, spec 8.2); 0: no ACK
+			    * sent yet */
 	__u32 ce_total;	  /* [B] CE marks ever seen (atomic add) */
 	__u32 xdp_acks;	  /* [B] ACKs the XDP program sent */
 	__u32 xdp_ack_us; /* [B] when it sent the last (bpf_ktime, us) */
+	__u32 resv2;	  /* zero */
 };
 
 /* The entry holds valid published state for (slot, path, gen). */
@@ -213,7 +219,7 @@ struct mroce_ack_limit {
 /* ------------------------------------------------------------------ */
 _Static_assert(sizeof(struct mroce_conn_key) == 8, "mroce_conn_key");
 _Static_assert(sizeof(struct mroce_conn_val) == 32, "mroce_conn_val");
-_Static_assert(sizeof(struct mroce_rx_path) == 64, "mroce_rx_path");
+_Static_assert(sizeof(struct mroce_rx_path) == 72, "mroce_rx_path");
 _Static_assert(sizeof(struct mroce_sb_path) == 48, "mroce_sb_path");
 _Static_assert(sizeof(struct mroce_ack_limit) == 24, "mroce_ack_limit");
 _Static_assert(sizeof(struct mroce_sb_conn) == 16 + 48 * MROCE_MAX_PATHS,

@@ -399,6 +399,16 @@ struct mroce_pub_tx {		/* a path of ours: its port and generation */
 	uint16_t sport;
 };
 
+struct mroce_pub_ack {		/* the last ACK we sent for a path */
+	uint32_t slot;
+	uint8_t path;
+	uint32_t cum_psn;	/* the cum_psn it reported */
+	uint32_t lost_at_us;	/* CLOCK_MONOTONIC us (32 bits): a PROBE
+				 * whose next_psn it covers, arriving from
+				 * then on, shows our ACKs lost (spec 8.2):
+				 * only the engine may answer that one */
+};
+
 struct mroce_engine_pub {
 	void *ctx;
 	/* The slot holds nothing: before a connection takes it and after
@@ -406,6 +416,7 @@ struct mroce_engine_pub {
 	void (*reset)(void *ctx, uint32_t slot);
 	void (*rx)(void *ctx, const struct mroce_pub_rx *r);
 	void (*tx)(void *ctx, const struct mroce_pub_tx *t);
+	void (*ack)(void *ctx, const struct mroce_pub_ack *a);
 };
 
 /* Set (or, with NULL, clear) the hooks. Connections that exist already

@@ -146,7 +146,8 @@ enum mroce_nak_code {
 };
 #define MROCE_NAK_MAX	MROCE_NAK_STALE_PATH
 
-/* PROBE body (8 bytes): ACK request on hdr.path; carries no data. */
+/* PROBE body (8 bytes): ACK request on hdr.path; carries no data, only
+ * padding (payload_len bytes of zeros, ignored by the receiver). */
 struct mroce_probeh {
 	__be32 next_psn;	/* next PSN the sender will use on this path */
 	__be32 tsval;		/* echoed in the ACK's tsecr */
@@ -223,7 +224,7 @@ enum mroce_close_reason {
 	X(READ_RESP, 0x06, MROCE_DATA_EXT | MROCE_EXT_RADDR, 1)                \
 	X(ACK, 0x10, MROCE_EXT_ACK, 0)                                         \
 	X(NAK, 0x11, MROCE_EXT_NAK, 0)                                         \
-	X(PROBE, 0x12, MROCE_EXT_PROBE, 0)                                     \
+	X(PROBE, 0x12, MROCE_EXT_PROBE, 1)                                     \
 	X(PATH_REROLL, 0x13, MROCE_EXT_REROLL, 0)                              \
 	X(CONNECT_REQ, 0x20, MROCE_EXT_CONN, 0)                                \
 	X(CONNECT_CHALLENGE, 0x21, MROCE_EXT_CONN, 0)                          \
@@ -428,6 +429,11 @@ _Static_assert(sizeof(struct mroce_immh) == 4, "mroce_immh");
 _Static_assert(sizeof(struct mroce_ackh) == 48, "mroce_ackh");
 _Static_assert(sizeof(struct mroce_nakh) == 16, "mroce_nakh");
 _Static_assert(sizeof(struct mroce_probeh) == 8, "mroce_probeh");
+
+/* Padding a PROBE carries so that it is as long as the ACK that answers
+ * it: whoever answers (the kernel fast path in particular) never sends
+ * more bytes than it received (spec 5.10). */
+#define MROCE_PROBE_PAD (sizeof(struct mroce_ackh) - sizeof(struct mroce_probeh))
 _Static_assert(sizeof(struct mroce_rerollh) == 8, "mroce_rerollh");
 _Static_assert(sizeof(struct mroce_connh) == 40, "mroce_connh");
 _Static_assert(sizeof(struct rocev2_bth) == 12, "rocev2_bth");

@@ -98,6 +98,12 @@ void mroce_xdp_sb_publish(const struct mroce_xdp_maps *m, uint32_t slot,
 			  uint32_t path, uint32_t n_paths, uint16_t sport,
 			  uint8_t gen, bool active);
 
+/* Publish the daemon's last ACK of a path (seqlock writer, abi.h): the
+ * cum_psn it reported and when a PROBE it covers shows it lost (0: no
+ * ACK yet). */
+void mroce_rx_publish_ack(struct mroce_rx_path *rp, uint32_t ack_cum,
+			  uint32_t lost_at_us);
+
 /* Forget everything published for a connection slot: every path's
  * rx_state invalid (the program answers nothing from it), the
  * scoreboard's paths gone (no telemetry). The endpoint calls it when a

@@ -958,6 +958,14 @@ static void pub_rx(void *ctx, const struct mroce_pub_rx *r)
 				 r->rate_mbps, r->sack);
 }
 
+static void pub_ack(void *ctx, const struct mroce_pub_ack *a)
+{
+	struct mroce_rx_path *rp = mroce_xdp_rx_path(ctx, a->slot, a->path);
+
+	if (rp)
+		mroce_rx_publish_ack(rp, a->cum_psn, a->lost_at_us);
+}
+
 static void pub_tx(void *ctx, const struct mroce_pub_tx *t)
 {
 	mroce_xdp_sb_publish(ctx, t->slot, t->path, t->npaths, t->sport,
@@ -975,6 +983,7 @@ int mroce_io_afxdp_pub(struct mroce_io *io, struct mroce_engine_pub *out)
 		.reset = pub_reset,
 		.rx = pub_rx,
 		.tx = pub_tx,
+		.ack = pub_ack,
 	};
 	return 0;
 }

@@ -227,6 +227,19 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+void mroce_rx_publish_ack(struct mroce_rx_path *rp, uint32_t ack_cum,
+			  uint32_t lost_at_us)
+{
+	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
+
+	/* the sequence lock of mroce_rx_publish() */
+	__atomic_store_n(&rp->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	rp->ack_cum = ack_cum;
+	rp->ack_lost_us = lost_at_us;
+	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 void mroce_xdp_sb_publish(const struct mroce_xdp_maps *m, uint32_t slot,
 			  uint32_t path, uint32_t n_paths, uint16_t sport,
 			  uint8_t gen, bool active)
@@ -262,9 +275,12 @@ void mroce_xdp_slot_reset(const struct mroce_xdp_maps *m, uint32_t slot)
 
 	if (!m->rx_state || !m->scoreboard || slot >= MROCE_MAX_CONNS)
 		return;
-	for (uint32_t p = 0; p < MROCE_MAX_PATHS; p++)
-		mroce_rx_publish(mroce_xdp_rx_path(m, slot, p), 0, 0, 0, 0,
-				 NULL);
+	for (uint32_t p = 0; p < MROCE_MAX_PATHS; p++) {
+		struct mroce_rx_path *rp = mroce_xdp_rx_path(m, slot, p);
+
+		mroce_rx_publish(rp, 0, 0, 0, 0, NULL);
+		mroce_rx_publish_ack(rp, 0, 0);
+	}
 	/* no path active first (release), then the rest: an ACK racing with
 	 * this finds no active path and writes no telemetry (abi.h) */
 	sb = &m->scoreboard[slot];

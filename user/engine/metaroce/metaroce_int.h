@@ -592,6 +592,9 @@ void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
 		      uint8_t gen);
 void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,
 		 bool urgent, uint64_t now);
+/* How long after our ACK that covers a PROBE's next_psn the PROBE shows
+ * that ACK lost (rx_probe). */
+uint64_t mr_ack_late_ns(const struct mroce_engine *e);
 void mr_nak_queue(struct mr_conn *c, uint8_t code, int slot, uint8_t gen,
 		  uint32_t psn, uint32_t stream, uint32_t msn,
 		  uint16_t sport);
@@ -636,6 +639,8 @@ int mr_tx(struct mroce_engine *e, struct mroce_tx_pkt *pkts, int n,
 void mr_pub_reset(struct mroce_engine *e, uint32_t slot);
 /* Path slot's receive state, as it is now (all of it placed). */
 void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot);
+/* The ACK of path slot just sent (ack_cum, ack_at). */
+void mr_pub_ack(struct mroce_engine *e, const struct mr_conn *c, int slot);
 /* Our ports and generations, where they changed. */
 void mr_pub_tx(struct mroce_engine *e, struct mr_conn *c);
 

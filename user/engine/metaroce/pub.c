@@ -38,6 +38,21 @@ void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot)
 	e->pub.rx(e->pub.ctx, &r);
 }
 
+void mr_pub_ack(struct mroce_engine *e, const struct mr_conn *c, int slot)
+{
+	const struct mr_path *p = &c->path[slot];
+	struct mroce_pub_ack a;
+
+	if (!e->pub.ack)
+		return;
+	a.slot = (uint32_t)c->peer;
+	a.path = (uint8_t)slot;
+	a.cum_psn = p->ack_cum;
+	a.lost_at_us = now_us(p->ack_at + mr_ack_late_ns(e));
+	a.lost_at_us |= !a.lost_at_us;	/* 0 is "no ACK yet" */
+	e->pub.ack(e->pub.ctx, &a);
+}
+
 /* A path carries data and its ACKs: not a fresh port on probation (our
  * ACKs avoid those too, ack_sport). */
 static bool path_active(const struct mr_path *p)

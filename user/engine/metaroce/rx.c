@@ -85,6 +85,11 @@ static uint64_t ack_delay_ns(const struct mroce_engine *e)
 	return e->cfg.jitter_us ? MR_ACK_DELAY_SW_NS : MR_ACK_DELAY_NS;
 }
 
+uint64_t mr_ack_late_ns(const struct mroce_engine *e)
+{
+	return ack_delay_ns(e) + (uint64_t)e->cfg.jitter_us * 1000;
+}
+
 void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,
 		 bool urgent, uint64_t now)
 {
@@ -211,7 +216,7 @@ static int rx_probe(struct mroce_engine *e, struct mr_conn *c,
 	 * send, proves nothing; nor does one of a path whose data was
 	 * lost, as in an incast's downlink drops, nor a port check: CHECK,
 	 * its sender has nothing outstanding there). */
-	late = ack_delay_ns(e) + (uint64_t)e->cfg.jitter_us * 1000;
+	late = mr_ack_late_ns(e);
 	lost = !(pk->flags & MROCE_F_CHECK) && p->ack_at &&
 	       now - p->ack_at >= late &&
 	       !mroce_psn_before(p->ack_cum, pk->next_psn);

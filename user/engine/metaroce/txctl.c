@@ -141,6 +141,7 @@ static int tx_ack(struct mroce_engine *e, struct mr_conn *c, int slot,
 	}
 	p->ack_cum = p->rx_cum;
 	p->ack_at = now;
+	mr_pub_ack(e, c, slot);
 	p->ack_due = 0;
 	p->ack_pending = 0;
 	p->ack_urgent = 0;
@@ -171,6 +172,8 @@ static int tx_reroll(struct mroce_engine *e, struct mr_conn *c, int slot,
 	return 1;
 }
 
+static const uint8_t mr_probe_pad[MROCE_PROBE_PAD];
+
 /* A PROBE on path slot: what has the receiver got? */
 static int tx_probe(struct mroce_engine *e, struct mr_conn *c, int slot,
 		    struct mroce_tx_pkt *out, size_t cap, uint64_t now)
@@ -188,6 +191,8 @@ static int tx_probe(struct mroce_engine *e, struct mr_conn *c, int slot,
 	pk.path_gen = p->gen;
 	pk.next_psn = p->next_psn;
 	pk.tsval = now_us(now);
+	pk.payload = mr_probe_pad;	/* as long as its answer */
+	pk.payload_len = MROCE_PROBE_PAD;
 	if (mr_emit(e, c, &pk, out, cap, p->sport, false) < 0)
 		return -1;
 	p->want_probe = 0;
