@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * BPF only: CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib's
- * crc32) for the MetaRoCE ICRC of the ACKs the XDP program writes and of
- * the PROBEs it answers.
+ * crc32) for the MetaRoCE ICRC of the ACKs the XDP program writes and
+ * receives, of the PROBEs, and of the short duplicates it answers (read
+ * in chunks: mroce_bpf_crc32_update).
  *
  * Table 0 is the standard 256-entry table (entry i = CRC of the byte i,
  * without pre/post inversion); tables 1-3 advance it by 1-3 more zero
@@ -234,11 +235,14 @@ static const __u32 mroce_crc32_tab[4][256] = {
 	},
 };
 
-/* CRC-32 of len bytes at buf (a stack buffer; len is a constant after
- * inlining, so both loops are bounded). Same result as mroce_crc32(0, ..). */
-static __always_inline __u32 mroce_bpf_crc32(const __u8 *buf, __u32 len)
+/* The running CRC crc advanced over len bytes at buf, without the pre and
+ * post inversions, so that bytes read in pieces chain: the CRC-32 of
+ * A then B is ~update(update(~0, A), B). Both loops are bounded when len
+ * is a constant after inlining, or bounded by the caller. */
+static __always_inline __u32 mroce_bpf_crc32_update(__u32 crc, const __u8 *buf,
+						    __u32 len)
 {
-	__u32 crc = 0xffffffffu, i = 0;
+	__u32 i = 0;
 
 	for (; i + 4 <= len; i += 4) {
 		crc ^= (__u32)buf[i] | (__u32)buf[i + 1] << 8 |
@@ -250,7 +254,14 @@ static __always_inline __u32 mroce_bpf_crc32(const __u8 *buf, __u32 len)
 	}
 	for (; i < len; i++)
 		crc = mroce_crc32_tab[0][(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
-	return crc ^ 0xffffffffu;
+	return crc;
+}
+
+/* CRC-32 of len bytes at buf (a stack buffer; len is a constant after
+ * inlining). Same result as mroce_crc32(0, ..). */
+static __always_inline __u32 mroce_bpf_crc32(const __u8 *buf, __u32 len)
+{
+	return mroce_bpf_crc32_update(0xffffffffu, buf, len) ^ 0xffffffffu;
 }
 
 #endif /* MROCE_BPF_CRC32_H */

@@ -11,8 +11,9 @@
  *  - handshake and control: to the daemon (AF_XDP socket of the queue);
  *  - data: CE marks counted per path; duplicates of data the daemon has
  *    already placed answered here with an ACK (XDP_TX) from the state the
- *    daemon published, unless the ACK would be longer than the duplicate;
- *    everything else to the daemon;
+ *    daemon published, unless the ACK would be longer than the duplicate,
+ *    only up to MROCE_XDP_DUP_VERIFY_MAX bytes and after their ICRC (a
+ *    damaged one is dropped); everything else to the daemon;
  *  - PROBE: ICRC checked, then to the daemon (its ACK would be longer:
  *    no answer here ever has more bytes than its trigger);
  *  - ACK: per-path telemetry into the scoreboard, then to the daemon.
@@ -99,6 +100,22 @@ struct {
 	__type(value, struct mroce_ack_limit);
 } ack_limit SEC(".maps");
 
+/* One chunk of a duplicate read for its ICRC (mroce_dup_icrc_ok): in a
+ * map, because the parser's locals take 424 of the 512 bytes of stack.
+ * Per CPU: the program never runs twice at once on one CPU. */
+#define DUP_CHUNK 256
+
+struct dup_chunk {
+	__u8 b[DUP_CHUNK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dup_chunk);
+} dup_scratch SEC(".maps");
+
 #define barrier() asm volatile("" ::: "memory")
 #define READ_ONCE_U32(x) (*(const volatile __u32 *)&(x))
 
@@ -114,6 +131,7 @@ struct pkt {
 	__be32 saddr[4]; /* IPv4 uses [0] */
 	__be32 daddr[4];
 	__be16 sport;
+	__u32 l4_off; /* where the UDP payload starts in the frame */
 	__u32 l4_len; /* UDP payload bytes (from the UDP header) */
 };
 
@@ -242,6 +260,56 @@ __attribute__((noinline)) int mroce_probe_icrc_ok(struct probe_l4 *pr)
 	return mroce_bpf_crc32((const __u8 *)pr,
 			       sizeof(*pr) - MROCE_ICRC_LEN) ==
 	       bpf_ntohl(pr->icrc);
+}
+
+/* The running CRC crc (mroce_bpf_crc32_update) advanced over the first
+ * len bytes of c (at most DUP_CHUNK). */
+__attribute__((noinline)) int mroce_crc32_chunk(struct dup_chunk *c, __u32 crc,
+						__u32 len)
+{
+	if (!c)
+		return 0;
+	if (len > DUP_CHUNK)
+		len = DUP_CHUNK;
+	return (int)mroce_bpf_crc32_update(crc, c->b, len);
+}
+
+/* Verify the ICRC of a duplicate: len bytes of MetaRoCE packet (at most
+ * MROCE_XDP_DUP_VERIFY_MAX) at off in the frame, the last 4 the ICRC.
+ * The bytes are read DUP_CHUNK at a time with bpf_xdp_load_bytes(), which
+ * also reads fragments. 1 = good. */
+__attribute__((noinline)) int mroce_dup_icrc_ok(struct xdp_md *ctx, __u32 off,
+						__u32 len)
+{
+	struct dup_chunk *c;
+	__u32 zero = 0, crc = 0xffffffffu, done = 0, rest;
+	__be32 icrc;
+
+	if (len < MROCE_ICRC_LEN || len > MROCE_XDP_DUP_VERIFY_MAX)
+		return 0;
+	c = bpf_map_lookup_elem(&dup_scratch, &zero);
+	if (!c)
+		return 0;
+	len -= MROCE_ICRC_LEN;
+	for (__u32 i = 0; i < MROCE_XDP_DUP_VERIFY_MAX / DUP_CHUNK; i++) {
+		if (done + DUP_CHUNK > len)
+			break;
+		if (bpf_xdp_load_bytes(ctx, off + done, c->b, DUP_CHUNK))
+			return 0;
+		crc = (__u32)mroce_crc32_chunk(c, crc, DUP_CHUNK);
+		done += DUP_CHUNK;
+	}
+	rest = len - done;
+	if (rest >= DUP_CHUNK) /* cannot be (len bounded): for the verifier */
+		return 0;
+	if (rest) {
+		if (bpf_xdp_load_bytes(ctx, off + done, c->b, rest))
+			return 0;
+		crc = (__u32)mroce_crc32_chunk(c, crc, rest);
+	}
+	if (bpf_xdp_load_bytes(ctx, off + len, &icrc, sizeof(icrc)))
+		return 0;
+	return (crc ^ 0xffffffffu) == bpf_ntohl(icrc);
 }
 
 /* The MetaRoCE part of the ACK described by a, and its ICRC. It reports
@@ -688,36 +756,45 @@ static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
 	return -1;
 }
 
-/* May one more ACK leave from here, on path rp (ack_limit)? Counts it
- * when it may. */
-static __always_inline int ack_allowed(struct mroce_rx_path *rp)
+/* May one more ACK leave from here at now, on path rp (ack_limit)? The
+ * limit's entry when it may (ack_count() counts the ACK once it is sure
+ * to leave), else NULL. */
+static __always_inline struct mroce_ack_limit *
+ack_allowed(struct mroce_rx_path *rp, __u32 now)
 {
 	struct mroce_ack_limit *l;
-	__u32 zero = 0, now = now_us();
+	__u32 zero = 0;
 	__u64 ms;
 
 	l = bpf_map_lookup_elem(&ack_limit, &zero);
 	if (!l || !l->per_ms)
-		return 0;
+		return NULL;
 	if (now - READ_ONCE_U32(rp->xdp_ack_us) < l->path_gap_us)
-		return 0;
+		return NULL;
 	ms = bpf_ktime_get_ns() / 1000000;
 	if (l->window_ms != ms) {
 		l->window_ms = ms;
 		l->used = 0;
 	}
 	if (l->used >= l->per_ms)
-		return 0;
+		return NULL;
+	return l;
+}
+
+/* An ACK leaves from here on path rp at now: counted in ack_limit. */
+static __always_inline void ack_count(struct mroce_ack_limit *l,
+				      struct mroce_rx_path *rp, __u32 now)
+{
 	__sync_fetch_and_add(&l->used, 1);
 	rp->xdp_ack_us = now;
-	return 1;
 }
 
 /* Data or a PROBE of a known connection: CE marks counted on its path,
  * then answered here (XDP_TX) when it came from the connection's peer, is
  * a duplicate of placed data or a PROBE, the daemon published valid
- * state, the ACK is not longer than the trigger and ack_limit allows it;
- * else to the daemon. */
+ * state, the ACK is not longer than the trigger, a duplicate is short
+ * enough to verify here and ack_limit allows it, and a duplicate's ICRC
+ * is right (else it is dropped); else to the daemon. */
 static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 					 struct mroce_xdp_counters *st,
 					 const struct pkt *p,
@@ -725,9 +802,11 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 					 struct ack_args *a, __u32 psn,
 					 __u64 *redirect_ctr)
 {
+	struct mroce_ack_limit *l;
 	struct mroce_rx_path *rp;
 	__u32 in_len;
 	int valid, rc;
+	__u32 now;
 
 	rp = rx_path(a->slot, a->path);
 	if (!rp)
@@ -757,10 +836,28 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 		st->ack_offload_larger++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
-	if (!ack_allowed(rp)) {
+	/* Its tsval becomes the sender's RTT sample: a duplicate is
+	 * answered only after its ICRC, which costs about 1 ns a byte here,
+	 * so only a short one; the daemon verifies and answers the rest. */
+	if (a->ack_flags == MROCE_ACKF_DUP &&
+	    p->l4_len > MROCE_XDP_DUP_VERIFY_MAX) {
+		st->ack_offload_unverified++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	now = now_us();
+	l = ack_allowed(rp, now);
+	if (!l) {
 		st->ack_offload_limited++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
+	/* Last, so that what goes to the daemon anyway costs no CRC, and a
+	 * damaged duplicate does not count against ack_limit. */
+	if (a->ack_flags == MROCE_ACKF_DUP &&
+	    !mroce_dup_icrc_ok(ctx, p->l4_off, p->l4_len)) {
+		st->drop_bad_icrc++;
+		return XDP_DROP;
+	}
+	ack_count(l, rp, now);
 	a->hash = mroce_spray_hash(a->peer_conn_id,
 				   a->path | (__u32)a->gen << 8, psn);
 	a->ack_flags |= MROCE_ACKF_XDP;
@@ -1087,6 +1184,13 @@ int mroce_xdp(struct xdp_md *ctx)
 		return rc;
 
 	p.sport = uh->source;
+	/* A plain number from here on (the empty asm hides where it came
+	 * from): else the compiler keeps the cursor alive until the ICRC
+	 * check, a packet pointer whose checked range differs from path to
+	 * path, and the verifier, unable to merge those states, walks six
+	 * times as many instructions. */
+	p.l4_off = c.pos - data;
+	asm volatile("" : "+r"(p.l4_off));
 	p.l4_len = bpf_ntohs(uh->len) - sizeof(*uh);
 	p.ce = (p.tos & 3) == 3;
 	if (p.ce)

@@ -214,6 +214,16 @@ struct mroce_ack_limit {
 #define MROCE_ACK_LIMIT_PER_MS 1000
 #define MROCE_ACK_LIMIT_PATH_GAP_US 10
 
+/* The longest duplicate (bytes of its MetaRoCE packet: headers, payload
+ * and ICRC) the XDP program answers. It verifies the ICRC first (the
+ * trigger's tsval becomes the sender's RTT sample), in BPF at ~1.1 ns a
+ * byte (mrocectl bench, docs/xdp.md): at 1024 the check costs ~1 us and
+ * the whole XDP answer ~1.8 us; each further KiB would add ~1.1 us. A
+ * longer duplicate goes to the daemon (counter ack_offload_unverified),
+ * whose engine verifies it with PCLMUL (8 KiB in well under 1 us), drops
+ * it when damaged, and answers it at the end of its receive batch. */
+#define MROCE_XDP_DUP_VERIFY_MAX 1024
+
 /* ------------------------------------------------------------------ */
 /* Size checks: BPF and the daemon must agree byte for byte.           */
 /* ------------------------------------------------------------------ */

@@ -38,6 +38,8 @@
 	X(ack_offload_larger, "ACK left to the daemon: longer than its trigger") \
 	X(ack_not_peer, "not from the connection's peer: no answer, no telemetry") \
 	X(ack_offload_limited, "ACK left to the daemon: over ack_limit") \
+	X(ack_offload_unverified,                                              \
+	  "ACK left to the daemon: duplicate too long to verify here")         \
 	X(tx_ack_bytes, "bytes of the frames XDP_TX sent as ACKs")            \
 	X(tx_ack_trigger_bytes, "bytes of the frames those ACKs answered")   \
 	X(drop_bad_ip_len, "dropped: IP length disagrees with the frame")      \
@@ -50,7 +52,7 @@
 	X(drop_bad_hdr_len, "dropped: hdr_words disagrees with the opcode")    \
 	X(drop_bad_len, "dropped: payload length disagrees with UDP")          \
 	X(drop_bad_payload, "dropped: opcode must not carry payload")          \
-	X(drop_bad_icrc, "dropped: PROBE or ACK with a wrong ICRC")            \
+	X(drop_bad_icrc, "dropped: PROBE, ACK or duplicate with a wrong ICRC") \
 	X(drop_no_conn, "dropped: no such connection / QP")                    \
 	X(drop_no_xsk, "dropped: no AF_XDP socket on the receive queue")
 

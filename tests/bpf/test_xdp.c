@@ -254,6 +254,8 @@ struct in_spec {
 	int vlan; /* TCI + 1, 0 = untagged */
 	uint8_t tos;
 	uint16_t payload;
+	uint16_t l4_len; /* data: payload that makes the MetaRoCE packet
+			  * (headers, payload, ICRC) this long */
 	/* ACK: */
 	uint16_t ce_count;
 	bool sack_hole;
@@ -333,6 +335,10 @@ static size_t build_mr(const struct in_spec *in, struct frame *f)
 	p.conn.mtu = 4096;
 	p.conn.max_paths = 8;
 	p.payload_len = in->payload;
+	if (in->l4_len)
+		p.payload_len = (uint16_t)(in->l4_len -
+					   mroce_ext_len(mroce_op_ext(in->op)) -
+					   MROCE_ICRC_LEN);
 	if (!p.payload_len && mroce_op_has_payload(in->op))
 		p.payload_len = 64;
 	if (p.payload_len) {
@@ -524,6 +530,13 @@ static void mut_bad_icrc(struct frame *f)
 {
 	f->b[f->len - 1] ^= 1;
 }
+
+/* The last payload byte, just before the ICRC. */
+static void mut_bad_payload(struct frame *f)
+{
+	f->b[f->len - MROCE_ICRC_LEN - 1] ^= 0x10;
+}
+
 static void mut_ip_csum(struct frame *f)
 {
 	f->b[IP4 + 10] ^= 0x40;
@@ -573,6 +586,12 @@ static void mut_ip_options(struct frame *f)
 	refresh4(f, true);
 }
 
+static void mut_ip_options_bad_icrc(struct frame *f)
+{
+	mut_ip_options(f);
+	mut_bad_icrc(f);
+}
+
 /* ------------------------------------------------------------------ */
 /* Rows                                                                */
 /* ------------------------------------------------------------------ */
@@ -590,6 +609,7 @@ enum checks {
 	CHECK_RTT,	    /* ACK telemetry: sample, srtt, acks */
 	CHECK_LOSS_ECE,	    /* ... plus loss and ECN marks */
 	CHECK_XDP_ACKED,    /* xdp_acks 1, ce_total unchanged */
+	CHECK_NOT_ACKED,    /* xdp_acks 0, nothing counted in ack_limit */
 	CHECK_CE_ADDED,	    /* ce_total + 1, xdp_acks 0 */
 	CHECK_SB_UNTOUCHED, /* stale ACK: no telemetry written */
 };
@@ -604,6 +624,8 @@ struct row {
 	uint16_t ack_ce;   /* XDP_TX: expected ce_count */
 	enum setup setup;
 	enum checks check;
+	uint32_t linear; /* bytes in the linear part, the rest in a fragment;
+			  * 0: as many as fit (3.5 KiB) */
 };
 
 #define ROW(d, i, m, v, c, ...)                                                \
@@ -788,8 +810,18 @@ static const struct row rows[] = {
 	    "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate on ipv4 with options", DATA(SEND, RX_CUM - 1),
 	    mut_ip_options, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
-	ROW("jumbo duplicate (frags)", DATA(WRITE, RX_CUM - 1, .payload = 8000),
+	/* the ICRC is verified first (bpf_xdp_load_bytes: fragments too) */
+	ROW("duplicate at the verify bound",
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX), NULL,
+	    XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
+	ROW("duplicate at the verify bound, ipv6 + vlan",
+	    DATA6(WRITE, RX_CUM - 1, .vlan = 1 + 5,
+		  .l4_len = MROCE_XDP_DUP_VERIFY_MAX),
 	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
+	ROW("duplicate across the linear part and a fragment",
+	    DATA(WRITE, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX), NULL,
+	    XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX,
+	    .linear = 128),
 	ROW("duplicate, no paths: reply on its port",
 	    MR(SEND, CONN_C, RX_PATH, RX_GEN, RX_CUM - 1), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup",
@@ -812,6 +844,38 @@ static const struct row rows[] = {
 	    "rx_metaroce redirect_data ack_offload_larger"),
 	ROW("duplicate as long as its ACK", DATA(SEND, RX_CUM - 1, .payload = 20),
 	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
+	/* too long to verify here: the daemon checks the ICRC, answers */
+	ROW("duplicate one byte over the verify bound",
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX + 1),
+	    NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_offload_unverified"),
+	ROW("duplicate over the verify bound with a bad ICRC",
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX + 1),
+	    mut_bad_icrc, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_offload_unverified"),
+	ROW("jumbo duplicate (frags)", DATA(WRITE, RX_CUM - 1, .payload = 8000),
+	    NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_offload_unverified"),
+	/* damaged: its tsval must not become an RTT sample */
+	ROW("duplicate with a bad ICRC", DATA(SEND, RX_CUM - 1), mut_bad_icrc,
+	    XDP_DROP, "rx_metaroce drop_bad_icrc", .check = CHECK_NOT_ACKED),
+	ROW("duplicate with a damaged payload byte", DATA(SEND, RX_CUM - 1),
+	    mut_bad_payload, XDP_DROP, "rx_metaroce drop_bad_icrc",
+	    .check = CHECK_NOT_ACKED),
+	ROW("duplicate at the verify bound with a bad ICRC",
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX),
+	    mut_bad_icrc, XDP_DROP, "rx_metaroce drop_bad_icrc",
+	    .check = CHECK_NOT_ACKED),
+	ROW("duplicate on ipv6 + vlan with a damaged payload byte",
+	    DATA6(SEND, RX_CUM - 1, .vlan = 1 + 5), mut_bad_payload, XDP_DROP,
+	    "rx_metaroce drop_bad_icrc"),
+	ROW("duplicate on ipv4 with options and a bad ICRC",
+	    DATA(SEND, RX_CUM - 1), mut_ip_options_bad_icrc, XDP_DROP,
+	    "rx_metaroce drop_bad_icrc"),
+	ROW("duplicate with a damaged byte in its fragment",
+	    DATA(WRITE, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX),
+	    mut_bad_payload, XDP_DROP, "rx_metaroce drop_bad_icrc",
+	    .check = CHECK_NOT_ACKED, .linear = 128),
 	ROW("duplicate, conn without offload",
 	    MR(SEND, CONN_B, RX_PATH, RX_GEN, RX_CUM - 1, .payload = 8), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_data"),
@@ -831,6 +895,11 @@ static const struct row rows[] = {
 	    .setup = SETUP_PATH_ACKED),
 	ROW("duplicate with ack_limit.per_ms 0", DATA(SEND, RX_CUM - 1), NULL,
 	    XDP_REDIRECT, "rx_metaroce redirect_data ack_offload_limited",
+	    .setup = SETUP_LIMIT_OFF),
+	/* over the limit it goes to the daemon anyway: no CRC here */
+	ROW("duplicate with a bad ICRC over ack_limit", DATA(SEND, RX_CUM - 1),
+	    mut_bad_icrc, XDP_REDIRECT,
+	    "rx_metaroce redirect_data ack_offload_limited",
 	    .setup = SETUP_LIMIT_OFF),
 	/* not from the connection's peer: whoever saw a conn_id must not
 	 * get ACKs sent to an address of their choice, nor move the
@@ -958,6 +1027,11 @@ static void check_maps(struct env *e, const struct row *r,
 		ck_assert_uint_eq(rp->ce_total, RX_CE_TOTAL);
 		ck_assert_uint_eq(rp->xdp_acks, 1);
 		break;
+	case CHECK_NOT_ACKED:
+		ck_assert_uint_eq(rp->xdp_acks, 0);
+		ck_assert_uint_eq(rp->xdp_ack_us, 0);
+		ck_assert_uint_eq(get_limit(e).used, 0);
+		break;
 	case CHECK_CE_ADDED:
 		ck_assert_uint_eq(rp->ce_total, RX_CE_TOTAL + 1);
 		ck_assert_uint_eq(rp->xdp_acks, 0);
@@ -1020,6 +1094,7 @@ START_TEST(mroce_xdp__table)
 	static struct frame in, out, want;
 	struct mroce_xdp_counters before, after;
 	struct mroce_sb_path sb_before;
+	struct xdp_md md = {0};
 	struct env e;
 	int err;
 
@@ -1053,6 +1128,15 @@ START_TEST(mroce_xdp__table)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in.b,
 		    .data_size_in = (uint32_t)in.len, .data_out = out.b,
 		    .data_size_out = sizeof(out.b), .repeat = 1);
+	/* The kernel puts what is past data_end into a fragment. */
+	if (r->linear) {
+		ck_assert_uint_lt(r->linear, in.len);
+		md.data_end = r->linear;
+		o.ctx_in = &md;
+		o.ctx_size_in = sizeof(md);
+		o.ctx_out = &md;
+		o.ctx_size_out = sizeof(md);
+	}
 	ck_assert_int_eq(mroce_xdp_counters_read(e.m.counters_fd, &before), 0);
 	err = bpf_prog_test_run_opts(e.prog_fd, &o);
 	ck_assert_msg(err == 0, "row '%s': test_run: %s", r->desc,
@@ -1090,6 +1174,10 @@ START_TEST(mroce_xdp__table)
 			mroce_hexdiff(r->desc, out.b, out.len, in.b, in.len);
 		ck_assert_msg(out.len == in.len && !memcmp(out.b, in.b, in.len),
 			      "row '%s': frame modified", r->desc);
+		/* the frame had the linear part the row asked for */
+		ck_assert_msg(!r->linear || md.data_end == r->linear,
+			      "row '%s': linear part %u bytes, want %u",
+			      r->desc, md.data_end, r->linear);
 	}
 	check_counters(r, &before, &after, in.len, out.len,
 		       (int)o.retval == XDP_TX);

@@ -50,9 +50,12 @@ const char help_bench[] =
 	"Cases:\n"
 	"    not ours (XDP_PASS), new data to the daemon (parse + steer,\n"
 	"    XDP_REDIRECT) on IPv4 and on IPv6+VLAN, an ACK (telemetry +\n"
-	"    redirect), a duplicate answered with an XDP ACK (XDP_TX), a PROBE\n"
-	"    (to the daemon: its ACK would be longer). Reports nanoseconds per packet: 'repeat' = the "
-	"kernel's\n"
+	"    redirect), duplicates of several payload sizes: answered with an\n"
+	"    XDP ACK (XDP_TX) after their ICRC up to MROCE_XDP_DUP_VERIFY_MAX\n"
+	"    bytes, to the daemon when longer; the same duplicates with a\n"
+	"    damaged ICRC (XDP_DROP: what the ICRC costs, without the ACK), a\n"
+	"    PROBE (to the daemon: its ACK would be longer). Reports\n"
+	"    nanoseconds per packet: 'repeat' = the kernel's\n"
 	"    average over N runs in one call (frames the program does not\n"
 	"    modify), 'single' = average of N one-run calls (every case).\n"
 	"    Quote ratios from one run: the machine is shared.\n"
@@ -76,26 +79,51 @@ struct bcase {
 	uint32_t psn;
 	bool ipv6, vlan, modifies;
 	uint16_t dport;
+	uint16_t payload; /* SEND: payload bytes */
+	bool bad_icrc;	  /* the ICRC's last byte flipped */
 };
+
+/* A SEND duplicate with n bytes of payload: its MetaRoCE packet is 44 + n
+ * bytes (40 of headers, 4 of ICRC). The program rewrites it into an ACK
+ * up to MROCE_XDP_DUP_VERIFY_MAX. */
+#define DUP(name, n)                                                           \
+	{name, MROCE_OP_SEND, CUM - 1, false, false,                           \
+	 44 + (n) <= MROCE_XDP_DUP_VERIFY_MAX, MROCE_UDP_PORT, n, false}
+#define BAD_DUP(name, n)                                                       \
+	{name, MROCE_OP_SEND, CUM - 1, false, false, false, MROCE_UDP_PORT,    \
+	 n, true}
 
 static const struct bcase cases[] = {
 	{"not ours: udp to port 53", MROCE_OP_SEND, CUM, false, false, false,
-	 53},
+	 53, 1024, false},
 	{"new data 1 KiB -> daemon", MROCE_OP_SEND, CUM, false, false, false,
-	 MROCE_UDP_PORT},
+	 MROCE_UDP_PORT, 1024, false},
 	{"new data 1 KiB, ipv6+vlan -> daemon", MROCE_OP_SEND, CUM, true, true,
-	 false, MROCE_UDP_PORT},
+	 false, MROCE_UDP_PORT, 1024, false},
 	{"ACK -> telemetry + daemon", MROCE_OP_ACK, 0, false, false, false,
-	 MROCE_UDP_PORT},
-	{"duplicate -> XDP ACK", MROCE_OP_SEND, CUM - 1, false, false, true,
-	 MROCE_UDP_PORT},
+	 MROCE_UDP_PORT, 0, false},
+	DUP("duplicate 64 B", 64),
+	DUP("duplicate 256 B", 256),
+	DUP("duplicate 512 B", 512),
+	DUP("duplicate at the bound", MROCE_XDP_DUP_VERIFY_MAX - 44),
+	DUP("duplicate 1 KiB", 1024),
+	DUP("duplicate 2 KiB", 2048),
+	DUP("duplicate 8000 B", 8000),
+	BAD_DUP("damaged duplicate 64 B", 64),
+	BAD_DUP("damaged duplicate 256 B", 256),
+	BAD_DUP("damaged duplicate 512 B", 512),
+	BAD_DUP("damaged duplicate at the bound",
+		MROCE_XDP_DUP_VERIFY_MAX - 44),
+	BAD_DUP("damaged duplicate 1 KiB", 1024),
+	BAD_DUP("damaged duplicate 2 KiB", 2048),
+	BAD_DUP("damaged duplicate 8000 B", 8000),
 	{"PROBE -> daemon (its ACK is longer)", MROCE_OP_PROBE, 1, false,
-	 false, false, MROCE_UDP_PORT},
+	 false, false, MROCE_UDP_PORT, 0, false},
 };
 
 static int build(const struct bcase *c, uint8_t *buf, size_t cap)
 {
-	static uint8_t payload[1024];
+	static uint8_t payload[MROCE_MAX_PAYLOAD];
 	struct mroce_frame_spec s = {.vlan = c->vlan ? 100 : -1};
 	struct mroce_meta_pkt p = {0};
 	size_t hl;
@@ -119,15 +147,17 @@ static int build(const struct bcase *c, uint8_t *buf, size_t cap)
 	p.next_psn = c->psn;
 	p.tsval = mroce_now_us();
 	p.ack.tsecr = mroce_now_us();
-	p.msg_len = sizeof(payload);
+	p.msg_len = 65536;
 	if (c->op == MROCE_OP_SEND) {
 		p.payload = payload;
-		p.payload_len = sizeof(payload);
+		p.payload_len = c->payload;
 	}
 	hl = mroce_frame_hdr_len(&s);
 	l4 = mroce_meta_build(&p, buf + hl, cap - hl);
 	if (l4 < 0)
 		return l4;
+	if (c->bad_icrc)
+		buf[hl + (size_t)l4 - 1] ^= 1;
 	return mroce_frame_build(&s, (size_t)l4, buf, cap);
 }
 
@@ -208,7 +238,7 @@ static const char *verdict(unsigned int v)
  * line. -errno when the frame cannot be built. */
 static int bench_case(int fd, const struct bcase *bc, long repeat, bool json)
 {
-	static uint8_t in[4096], out[4096];
+	static uint8_t in[12288], out[12288];
 	double rep = -1, single;
 	unsigned long long sum = 0;
 	unsigned int v = 0;
@@ -247,10 +277,10 @@ static int bench_case(int fd, const struct bcase *bc, long repeat, bool json)
 		mroce_json_add_i64(d, "runs", repeat);
 		mroce_json_emit(stdout, d, 0);
 	} else if (rep >= 0)
-		printf("%-38s %-9s %14.1f %14.1f\n", bc->name, verdict(v), rep,
+		printf("%-40s %-9s %14.1f %14.1f\n", bc->name, verdict(v), rep,
 		       single);
 	else
-		printf("%-38s %-9s %14s %14.1f\n", bc->name, verdict(v), "-",
+		printf("%-40s %-9s %14s %14.1f\n", bc->name, verdict(v), "-",
 		       single);
 	return 0;
 }
@@ -337,7 +367,7 @@ int cmd_bench(int argc, char **argv)
 	if (err)
 		return err;
 	if (!json)
-		printf("%-38s %-9s %14s %14s\n", "case", "verdict",
+		printf("%-40s %-9s %14s %14s\n", "case", "verdict",
 		       "repeat ns/pkt", "single ns/pkt");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err = bench_case(bpf_program__fd(skel->progs.mroce_xdp),

@@ -447,14 +447,14 @@ static void print_counters(const char *ifname,
 		json_counters(ifname, c, prev, secs);
 		return;
 	}
-	printf("%-20s %14s%s  %s\n", "COUNTER", "TOTAL",
+	printf("%-22s %14s%s  %s\n", "COUNTER", "TOTAL",
 	       prev ? "         RATE/s" : "", "MEANING");
 	for (unsigned int i = 0; i < MROCE_XC__COUNT; i++) {
 		uint64_t v = mroce_xdp_counter_get(c, i);
 
 		if (!v && !all)
 			continue;
-		printf("%-20s %14llu", mroce_xdp_counter_name(i),
+		printf("%-22s %14llu", mroce_xdp_counter_name(i),
 		       (unsigned long long)v);
 		if (prev)
 			printf(" %14.1f",
