@@ -9,13 +9,13 @@
  *  - malformed / unknown version or opcode / unknown connection: XDP_DROP
  *    with one drop_* counter per reason;
  *  - handshake and control: to the daemon (AF_XDP socket of the queue);
- *  - data: CE marks counted per path; duplicates of data the daemon has
- *    already placed answered here with an ACK (XDP_TX) from the state the
- *    daemon published, unless the ACK would be longer than the duplicate,
- *    only up to MROCE_XDP_DUP_VERIFY_MAX bytes and after their ICRC (a
- *    damaged one is dropped); everything else to the daemon;
- *  - PROBE: ICRC checked, then to the daemon (its ACK would be longer:
- *    no answer here ever has more bytes than its trigger);
+ *  - data and PROBE: CE marks counted per path; duplicates of data the
+ *    daemon has already placed, and PROBEs, answered here with an ACK
+ *    (XDP_TX) from the state the daemon published, unless the ACK would
+ *    be longer than the trigger (an unpadded PROBE) or the PROBE shows
+ *    the daemon's ACKs lost, only up to MROCE_XDP_VERIFY_MAX bytes and
+ *    after their ICRC (a damaged one is dropped); everything else to the
+ *    daemon;
  *  - ACK: per-path telemetry into the scoreboard, then to the daemon.
  * docs/xdp.md explains which ACKs the kernel sends and why.
  */
@@ -100,7 +100,7 @@ struct {
 	__type(value, struct mroce_ack_limit);
 } ack_limit SEC(".maps");
 
-/* One chunk of a duplicate read for its ICRC (mroce_dup_icrc_ok): in a
+/* One chunk of a duplicate read for its ICRC (mroce_trigger_icrc_ok): in a
  * map, because the parser's locals take 424 of the 512 bytes of stack.
  * Per CPU: the program never runs twice at once on one CPU. */
 #define DUP_CHUNK 256
@@ -169,13 +169,6 @@ struct ack_l4 {
 
 _Static_assert(sizeof(struct ack_l4) == 64, "ack_l4");
 
-/* A whole PROBE (it has no payload). */
-struct probe_l4 {
-	struct mroce_hdr hdr;
-	struct mroce_probeh probe;
-	__be32 icrc;
-} __attribute__((packed));
-
 struct ipv6_pseudo {
 	__be32 saddr[4];
 	__be32 daddr[4];
@@ -189,7 +182,8 @@ struct ack_args {
 	__u32 slot;
 	__u8 path, gen;
 	__u8 ack_flags;
-	__u8 from_peer; /* the frame came from the connection's peer */
+	__u8 from_peer : 1; /* the frame came from the connection's peer */
+	__u8 check : 1;	    /* the trigger is a PROBE with MROCE_F_CHECK */
 	__u32 tsecr;
 	__u32 hash; /* spraying entropy */
 	__u32 cum_psn;
@@ -252,16 +246,6 @@ __attribute__((noinline)) int mroce_ack_icrc_ok(struct ack_l4 *m)
 	       bpf_ntohl(m->icrc);
 }
 
-/* Verify a PROBE's ICRC. 1 = good. */
-__attribute__((noinline)) int mroce_probe_icrc_ok(struct probe_l4 *pr)
-{
-	if (!pr)
-		return 0;
-	return mroce_bpf_crc32((const __u8 *)pr,
-			       sizeof(*pr) - MROCE_ICRC_LEN) ==
-	       bpf_ntohl(pr->icrc);
-}
-
 /* The running CRC crc (mroce_bpf_crc32_update) advanced over the first
  * len bytes of c (at most DUP_CHUNK). */
 __attribute__((noinline)) int mroce_crc32_chunk(struct dup_chunk *c, __u32 crc,
@@ -275,23 +259,23 @@ __attribute__((noinline)) int mroce_crc32_chunk(struct dup_chunk *c, __u32 crc,
 }
 
 /* Verify the ICRC of a duplicate: len bytes of MetaRoCE packet (at most
- * MROCE_XDP_DUP_VERIFY_MAX) at off in the frame, the last 4 the ICRC.
+ * MROCE_XDP_VERIFY_MAX) at off in the frame, the last 4 the ICRC.
  * The bytes are read DUP_CHUNK at a time with bpf_xdp_load_bytes(), which
  * also reads fragments. 1 = good. */
-__attribute__((noinline)) int mroce_dup_icrc_ok(struct xdp_md *ctx, __u32 off,
+__attribute__((noinline)) int mroce_trigger_icrc_ok(struct xdp_md *ctx, __u32 off,
 						__u32 len)
 {
 	struct dup_chunk *c;
 	__u32 zero = 0, crc = 0xffffffffu, done = 0, rest;
 	__be32 icrc;
 
-	if (len < MROCE_ICRC_LEN || len > MROCE_XDP_DUP_VERIFY_MAX)
+	if (len < MROCE_ICRC_LEN || len > MROCE_XDP_VERIFY_MAX)
 		return 0;
 	c = bpf_map_lookup_elem(&dup_scratch, &zero);
 	if (!c)
 		return 0;
 	len -= MROCE_ICRC_LEN;
-	for (__u32 i = 0; i < MROCE_XDP_DUP_VERIFY_MAX / DUP_CHUNK; i++) {
+	for (__u32 i = 0; i < MROCE_XDP_VERIFY_MAX / DUP_CHUNK; i++) {
 		if (done + DUP_CHUNK > len)
 			break;
 		if (bpf_xdp_load_bytes(ctx, off + done, c->b, DUP_CHUNK))
@@ -475,13 +459,19 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 	return XDP_TX;
 }
 
-/* Copy the published state of a path under its sequence lock.
- * 0: copied (a->cum_psn/rate/sack, *valid); -1: being written. */
+/* *valid of read_rx_state(): the state is valid, but the trigger, a
+ * PROBE, shows the daemon's ACKs lost. */
+#define RXS_PROBE_ACKS_LOST 2
+
+/* Copy the published state of a path under its sequence lock, for a
+ * trigger of generation gen asking about psn at now. 0: copied
+ * (a->cum_psn/rate/sack, *valid: 1 valid, 0 not, RXS_PROBE_ACKS_LOST);
+ * -1: being written. */
 static __always_inline int read_rx_state(struct mroce_rx_path *rp,
 					 struct ack_args *a, __u8 gen,
-					 int *valid)
+					 __u32 psn, __u32 now, int *valid)
 {
-	__u32 s1 = READ_ONCE_U32(rp->seq), s2;
+	__u32 s1 = READ_ONCE_U32(rp->seq), s2, ack_cum, lost_us;
 	__u8 flags, sgen;
 
 	if (s1 & 1)
@@ -489,6 +479,8 @@ static __always_inline int read_rx_state(struct mroce_rx_path *rp,
 	barrier();
 	a->cum_psn = rp->cum_psn;
 	a->rate_mbps = rp->rate_mbps;
+	ack_cum = rp->ack_cum;
+	lost_us = rp->ack_lost_us;
 	flags = rp->flags;
 	sgen = rp->gen;
 	__builtin_memcpy(a->sack, rp->sack, MROCE_SACK_BYTES);
@@ -497,6 +489,14 @@ static __always_inline int read_rx_state(struct mroce_rx_path *rp,
 	if (s1 != s2)
 		return -1;
 	*valid = (flags & MROCE_RXP_F_VALID) && sgen == gen;
+	/* A PROBE (not a port check) for data the daemon's last ACK
+	 * covered, arriving after that ACK's coalescing delay and the
+	 * endpoints' jitter, shows that ACK lost: its answer leaves from two
+	 * ports and the daemon checks its own ports (spec 8.2). */
+	if (*valid && a->ack_flags == MROCE_ACKF_PROBE && !a->check &&
+	    lost_us && (__s32)(now - lost_us) >= 0 &&
+	    mroce_psn_diff(ack_cum, psn) >= 0)
+		*valid = RXS_PROBE_ACKS_LOST;
 	return 0;
 }
 
@@ -725,7 +725,7 @@ static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
 				       __u16 ext, struct ack_args *a,
 				       __u32 *psn, __u64 **redirect_ctr)
 {
-	struct probe_l4 pr;
+	struct mroce_probeh *pr;
 
 	if (ext & MROCE_EXT_SEQ) {
 		struct mroce_seqh *sq = cur_pull(c, sizeof(*sq));
@@ -740,18 +740,14 @@ static __always_inline int ack_trigger(struct mroce_xdp_counters *st,
 		a->ack_flags = MROCE_ACKF_DUP;
 		return -1;
 	}
-	if ((void *)h + sizeof(pr) > c->end) {
+	pr = cur_pull(c, sizeof(*pr));
+	if (!pr) {
 		st->drop_trunc_hdr++;
 		return XDP_DROP;
 	}
-	__builtin_memcpy(&pr, h, sizeof(pr));
-	if (!mroce_probe_icrc_ok(&pr)) {
-		st->drop_bad_icrc++;
-		return XDP_DROP;
-	}
 	*redirect_ctr = &st->redirect_ctrl;
-	*psn = bpf_ntohl(pr.probe.next_psn);
-	a->tsecr = bpf_ntohl(pr.probe.tsval);
+	*psn = bpf_ntohl(pr->next_psn);
+	a->tsecr = bpf_ntohl(pr->tsval);
 	a->ack_flags = MROCE_ACKF_PROBE;
 	return -1;
 }
@@ -820,8 +816,13 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 		st->ack_not_peer++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
-	if (read_rx_state(rp, a, a->gen, &valid)) {
+	now = now_us();
+	if (read_rx_state(rp, a, a->gen, psn, now, &valid)) {
 		st->ack_offload_busy++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	if (valid == RXS_PROBE_ACKS_LOST) {
+		st->ack_probe_acks_lost++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
 	/* New data always goes to the daemon: only it can place it, and only
@@ -836,24 +837,21 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 		st->ack_offload_larger++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
-	/* Its tsval becomes the sender's RTT sample: a duplicate is
-	 * answered only after its ICRC, which costs about 1 ns a byte here,
-	 * so only a short one; the daemon verifies and answers the rest. */
-	if (a->ack_flags == MROCE_ACKF_DUP &&
-	    p->l4_len > MROCE_XDP_DUP_VERIFY_MAX) {
+	/* Its tsval becomes the sender's RTT sample: a trigger is answered
+	 * only after its ICRC, which costs about 1 ns a byte here, so only a
+	 * short one; the daemon verifies and answers the rest. */
+	if (p->l4_len > MROCE_XDP_VERIFY_MAX) {
 		st->ack_offload_unverified++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
-	now = now_us();
 	l = ack_allowed(rp, now);
 	if (!l) {
 		st->ack_offload_limited++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
 	/* Last, so that what goes to the daemon anyway costs no CRC, and a
-	 * damaged duplicate does not count against ack_limit. */
-	if (a->ack_flags == MROCE_ACKF_DUP &&
-	    !mroce_dup_icrc_ok(ctx, p->l4_off, p->l4_len)) {
+	 * damaged trigger does not count against ack_limit. */
+	if (!mroce_trigger_icrc_ok(ctx, p->l4_off, p->l4_len)) {
 		st->drop_bad_icrc++;
 		return XDP_DROP;
 	}
@@ -917,6 +915,7 @@ static __always_inline int handle_metaroce(struct xdp_md *ctx,
 	a.path = h->path & (MROCE_MAX_PATHS - 1);
 	a.gen = h->path_gen;
 	a.from_peer = from_peer(p, conn);
+	a.check = !!(h->flags & MROCE_F_CHECK);
 
 	if (op == MROCE_OP_ACK)
 		return rx_ack(ctx, st, c, h, &a);

@@ -222,7 +222,7 @@ struct mroce_ack_limit {
  * longer duplicate goes to the daemon (counter ack_offload_unverified),
  * whose engine verifies it with PCLMUL (8 KiB in well under 1 us), drops
  * it when damaged, and answers it at the end of its receive batch. */
-#define MROCE_XDP_DUP_VERIFY_MAX 1024
+#define MROCE_XDP_VERIFY_MAX 1024
 
 /* ------------------------------------------------------------------ */
 /* Size checks: BPF and the daemon must agree byte for byte.           */

@@ -39,7 +39,9 @@
 	X(ack_not_peer, "not from the connection's peer: no answer, no telemetry") \
 	X(ack_offload_limited, "ACK left to the daemon: over ack_limit") \
 	X(ack_offload_unverified,                                              \
-	  "ACK left to the daemon: duplicate too long to verify here")         \
+	  "ACK left to the daemon: trigger too long to verify here")           \
+	X(ack_probe_acks_lost,                                                 \
+	  "PROBE left to the daemon: it shows the daemon's ACKs lost")         \
 	X(tx_ack_bytes, "bytes of the frames XDP_TX sent as ACKs")            \
 	X(tx_ack_trigger_bytes, "bytes of the frames those ACKs answered")   \
 	X(drop_bad_ip_len, "dropped: IP length disagrees with the frame")      \

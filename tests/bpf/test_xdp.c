@@ -253,7 +253,8 @@ struct in_spec {
 	bool not_peer; /* from another address than the connection's peer */
 	int vlan; /* TCI + 1, 0 = untagged */
 	uint8_t tos;
-	uint16_t payload;
+	uint16_t payload; /* 0: 64 B of data, a PROBE's MROCE_PROBE_PAD */
+	bool unpadded;	  /* a PROBE without padding */
 	uint16_t l4_len; /* data: payload that makes the MetaRoCE packet
 			  * (headers, payload, ICRC) this long */
 	/* ACK: */
@@ -339,8 +340,9 @@ static size_t build_mr(const struct in_spec *in, struct frame *f)
 		p.payload_len = (uint16_t)(in->l4_len -
 					   mroce_ext_len(mroce_op_ext(in->op)) -
 					   MROCE_ICRC_LEN);
-	if (!p.payload_len && mroce_op_has_payload(in->op))
-		p.payload_len = 64;
+	if (!p.payload_len && mroce_op_has_payload(in->op) && !in->unpadded)
+		p.payload_len =
+			in->op == MROCE_OP_PROBE ? MROCE_PROBE_PAD : 64;
 	if (p.payload_len) {
 		for (uint32_t i = 0; i < p.payload_len; i++)
 			payload_bytes[i] = (uint8_t)(i * 7);
@@ -602,6 +604,9 @@ enum setup {
 	SETUP_GATE_SHUT, /* an unknown conn's packet just went to the daemon */
 	SETUP_PATH_ACKED, /* (A, RX_PATH) had an XDP ACK now, gap 1 s */
 	SETUP_LIMIT_OFF,  /* ack_limit.per_ms 0 */
+	SETUP_ACK_LOST,	  /* (A, RX_PATH): the daemon's last ACK covered
+			   * RX_CUM and left long enough ago for a PROBE
+			   * to show it lost */
 };
 
 enum checks {
@@ -761,8 +766,9 @@ static const struct row rows[] = {
 	    "rx_metaroce drop_trunc_hdr"),
 	ROW("payload_len off by one", DATA(SEND, RX_CUM), mut_plen_plus1,
 	    XDP_DROP, "rx_metaroce drop_bad_len"),
-	ROW("PROBE with payload", MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1),
-	    mut_probe_payload, XDP_DROP, "rx_metaroce drop_bad_payload"),
+	ROW("PROBE with 4 bytes of padding (its ACK is longer)",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1), mut_probe_payload,
+	    XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_offload_larger"),
 	ROW("PROBE with a bad ICRC", MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1),
 	    mut_bad_icrc, XDP_DROP, "rx_metaroce drop_bad_icrc"),
 	ROW("ACK with a bad ICRC: no telemetry",
@@ -812,16 +818,39 @@ static const struct row rows[] = {
 	    mut_ip_options, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	/* the ICRC is verified first (bpf_xdp_load_bytes: fragments too) */
 	ROW("duplicate at the verify bound",
-	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX), NULL,
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_VERIFY_MAX), NULL,
 	    XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate at the verify bound, ipv6 + vlan",
 	    DATA6(WRITE, RX_CUM - 1, .vlan = 1 + 5,
-		  .l4_len = MROCE_XDP_DUP_VERIFY_MAX),
+		  .l4_len = MROCE_XDP_VERIFY_MAX),
 	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	ROW("duplicate across the linear part and a fragment",
-	    DATA(WRITE, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX), NULL,
+	    DATA(WRITE, RX_CUM - 1, .l4_len = MROCE_XDP_VERIFY_MAX), NULL,
 	    XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX,
 	    .linear = 128),
+	/* a PROBE padded as mroce sends it (spec 5.10) is as long as its
+	 * ACK: answered here, ICRC first */
+	ROW("PROBE padded to its ACK's length",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1234), NULL, XDP_TX,
+	    "rx_metaroce tx_ack_probe",
+	    .ack_flags = MROCE_ACKF_PROBE | MROCE_ACKF_XDP),
+	ROW("PROBE, no paths: reply on its port",
+	    MR(PROBE, CONN_C, RX_PATH, RX_GEN, 5), NULL, XDP_TX,
+	    "rx_metaroce tx_ack_probe",
+	    .ack_flags = MROCE_ACKF_PROBE | MROCE_ACKF_XDP),
+	/* the daemon's last ACK covered it long ago, but it is a port check
+	 * (nothing outstanding): no sign of lost ACKs */
+	ROW("port-check PROBE covered by an ACK long gone",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, RX_CUM, .flags = MROCE_F_CHECK),
+	    NULL, XDP_TX, "rx_metaroce tx_ack_probe",
+	    .ack_flags = MROCE_ACKF_PROBE | MROCE_ACKF_XDP,
+	    .setup = SETUP_ACK_LOST),
+	/* ... and one the ACK does not cover asks about data sent since */
+	ROW("PROBE beyond the daemon's last ACK",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, RX_CUM + 1), NULL, XDP_TX,
+	    "rx_metaroce tx_ack_probe",
+	    .ack_flags = MROCE_ACKF_PROBE | MROCE_ACKF_XDP,
+	    .setup = SETUP_ACK_LOST),
 	ROW("duplicate, no paths: reply on its port",
 	    MR(SEND, CONN_C, RX_PATH, RX_GEN, RX_CUM - 1), NULL, XDP_TX,
 	    "rx_metaroce tx_ack_dup",
@@ -832,13 +861,20 @@ static const struct row rows[] = {
 	    .ack_flags = ACKF_DX | MROCE_ACKF_ECE, .ack_ce = 1),
 
 	/* ---- triggers the kernel must NOT answer ---- */
-	/* the ACK would be longer than its trigger (amplification): a
-	 * PROBE's always, a short duplicate's; the daemon answers */
-	ROW("PROBE (its ACK is longer)", MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1234),
-	    NULL, XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_offload_larger"),
-	ROW("PROBE, no paths (its ACK is longer)",
-	    MR(PROBE, CONN_C, RX_PATH, RX_GEN, 5), NULL, XDP_REDIRECT,
-	    "rx_metaroce redirect_ctrl ack_offload_larger"),
+	/* the ACK would be longer than its trigger (amplification): an
+	 * unpadded PROBE's, a short duplicate's; the daemon answers */
+	ROW("unpadded PROBE (its ACK is longer)",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, 1234, .unpadded = true), NULL,
+	    XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_offload_larger"),
+	ROW("unpadded PROBE, no paths (its ACK is longer)",
+	    MR(PROBE, CONN_C, RX_PATH, RX_GEN, 5, .unpadded = true), NULL,
+	    XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_offload_larger"),
+	/* a PROBE that shows the daemon's ACKs lost is the daemon's (it
+	 * answers from two ports and checks its own, spec 8.2) */
+	ROW("PROBE covered by an ACK long gone",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, RX_CUM), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_ctrl ack_probe_acks_lost",
+	    .setup = SETUP_ACK_LOST),
 	ROW("duplicate shorter than its ACK",
 	    DATA(SEND, RX_CUM - 1, .payload = 8), NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_data ack_offload_larger"),
@@ -846,11 +882,11 @@ static const struct row rows[] = {
 	    NULL, XDP_TX, "rx_metaroce tx_ack_dup", .ack_flags = ACKF_DX),
 	/* too long to verify here: the daemon checks the ICRC, answers */
 	ROW("duplicate one byte over the verify bound",
-	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX + 1),
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_VERIFY_MAX + 1),
 	    NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_data ack_offload_unverified"),
 	ROW("duplicate over the verify bound with a bad ICRC",
-	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX + 1),
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_VERIFY_MAX + 1),
 	    mut_bad_icrc, XDP_REDIRECT,
 	    "rx_metaroce redirect_data ack_offload_unverified"),
 	ROW("jumbo duplicate (frags)", DATA(WRITE, RX_CUM - 1, .payload = 8000),
@@ -863,7 +899,7 @@ static const struct row rows[] = {
 	    mut_bad_payload, XDP_DROP, "rx_metaroce drop_bad_icrc",
 	    .check = CHECK_NOT_ACKED),
 	ROW("duplicate at the verify bound with a bad ICRC",
-	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX),
+	    DATA(SEND, RX_CUM - 1, .l4_len = MROCE_XDP_VERIFY_MAX),
 	    mut_bad_icrc, XDP_DROP, "rx_metaroce drop_bad_icrc",
 	    .check = CHECK_NOT_ACKED),
 	ROW("duplicate on ipv6 + vlan with a damaged payload byte",
@@ -873,7 +909,7 @@ static const struct row rows[] = {
 	    DATA(SEND, RX_CUM - 1), mut_ip_options_bad_icrc, XDP_DROP,
 	    "rx_metaroce drop_bad_icrc"),
 	ROW("duplicate with a damaged byte in its fragment",
-	    DATA(WRITE, RX_CUM - 1, .l4_len = MROCE_XDP_DUP_VERIFY_MAX),
+	    DATA(WRITE, RX_CUM - 1, .l4_len = MROCE_XDP_VERIFY_MAX),
 	    mut_bad_payload, XDP_DROP, "rx_metaroce drop_bad_icrc",
 	    .check = CHECK_NOT_ACKED, .linear = 128),
 	ROW("duplicate, conn without offload",
@@ -1106,6 +1142,9 @@ START_TEST(mroce_xdp__table)
 		mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH)->xdp_ack_us =
 			(uint32_t)(mono_ns() / 1000);
 	}
+	if (r->setup == SETUP_ACK_LOST)
+		mroce_rx_publish_ack(mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH),
+				     RX_CUM, (uint32_t)(mono_ns() / 1000) - 1000);
 	if (r->setup == SETUP_LIMIT_OFF)
 		set_limit(&e, 0, MROCE_ACK_LIMIT_PATH_GAP_US);
 	if (r->setup == SETUP_GATE_SHUT) {

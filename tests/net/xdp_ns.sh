@@ -99,7 +99,7 @@ rm -f $ackout
 # ---- counters: exact for our traffic, at least one for the rest
 json=$($CTL stats $IFA --json) || fail "stats"
 get() { grep -o "\"$1\":[0-9]*" <<<"$json" | cut -d: -f2; }
-# the duplicate (300 bytes of MetaRoCE, under MROCE_XDP_DUP_VERIFY_MAX)
+# the duplicate (300 bytes of MetaRoCE, under MROCE_XDP_VERIFY_MAX)
 # had its ICRC verified before its ACK
 for want in rx_metaroce=7 tx_ack_dup=1 tx_ack_probe=0 ack_offload_larger=1 \
 	    drop_bad_version=1 drop_bad_opcode=1 drop_bad_icrc=0 \

@@ -51,7 +51,7 @@ const char help_bench[] =
 	"    not ours (XDP_PASS), new data to the daemon (parse + steer,\n"
 	"    XDP_REDIRECT) on IPv4 and on IPv6+VLAN, an ACK (telemetry +\n"
 	"    redirect), duplicates of several payload sizes: answered with an\n"
-	"    XDP ACK (XDP_TX) after their ICRC up to MROCE_XDP_DUP_VERIFY_MAX\n"
+	"    XDP ACK (XDP_TX) after their ICRC up to MROCE_XDP_VERIFY_MAX\n"
 	"    bytes, to the daemon when longer; the same duplicates with a\n"
 	"    damaged ICRC (XDP_DROP: what the ICRC costs, without the ACK), a\n"
 	"    PROBE (to the daemon: its ACK would be longer). Reports\n"
@@ -85,10 +85,10 @@ struct bcase {
 
 /* A SEND duplicate with n bytes of payload: its MetaRoCE packet is 44 + n
  * bytes (40 of headers, 4 of ICRC). The program rewrites it into an ACK
- * up to MROCE_XDP_DUP_VERIFY_MAX. */
+ * up to MROCE_XDP_VERIFY_MAX. */
 #define DUP(name, n)                                                           \
 	{name, MROCE_OP_SEND, CUM - 1, false, false,                           \
-	 44 + (n) <= MROCE_XDP_DUP_VERIFY_MAX, MROCE_UDP_PORT, n, false}
+	 44 + (n) <= MROCE_XDP_VERIFY_MAX, MROCE_UDP_PORT, n, false}
 #define BAD_DUP(name, n)                                                       \
 	{name, MROCE_OP_SEND, CUM - 1, false, false, false, MROCE_UDP_PORT,    \
 	 n, true}
@@ -105,7 +105,7 @@ static const struct bcase cases[] = {
 	DUP("duplicate 64 B", 64),
 	DUP("duplicate 256 B", 256),
 	DUP("duplicate 512 B", 512),
-	DUP("duplicate at the bound", MROCE_XDP_DUP_VERIFY_MAX - 44),
+	DUP("duplicate at the bound", MROCE_XDP_VERIFY_MAX - 44),
 	DUP("duplicate 1 KiB", 1024),
 	DUP("duplicate 2 KiB", 2048),
 	DUP("duplicate 8000 B", 8000),
@@ -113,7 +113,7 @@ static const struct bcase cases[] = {
 	BAD_DUP("damaged duplicate 256 B", 256),
 	BAD_DUP("damaged duplicate 512 B", 512),
 	BAD_DUP("damaged duplicate at the bound",
-		MROCE_XDP_DUP_VERIFY_MAX - 44),
+		MROCE_XDP_VERIFY_MAX - 44),
 	BAD_DUP("damaged duplicate 1 KiB", 1024),
 	BAD_DUP("damaged duplicate 2 KiB", 2048),
 	BAD_DUP("damaged duplicate 8000 B", 8000),
