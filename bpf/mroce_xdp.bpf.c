@@ -460,8 +460,10 @@ static __always_inline int write_ack(struct xdp_md *ctx, const struct pkt *p,
 }
 
 /* *valid of read_rx_state(): the state is valid, but the trigger, a
- * PROBE, shows the daemon's ACKs lost. */
+ * PROBE, shows the daemon's ACKs lost, or data of its path passed to the
+ * daemon before it is not taken in yet. */
 #define RXS_PROBE_ACKS_LOST 2
+#define RXS_PROBE_QUEUED 3
 
 /* Copy the published state of a path under its sequence lock, for a
  * trigger of generation gen asking about psn at now. 0: copied
@@ -471,7 +473,7 @@ static __always_inline int read_rx_state(struct mroce_rx_path *rp,
 					 struct ack_args *a, __u8 gen,
 					 __u32 psn, __u32 now, int *valid)
 {
-	__u32 s1 = READ_ONCE_U32(rp->seq), s2, ack_cum, lost_us;
+	__u32 s1 = READ_ONCE_U32(rp->seq), s2, ack_cum, lost_us, rx_high;
 	__u8 flags, sgen;
 
 	if (s1 & 1)
@@ -481,6 +483,7 @@ static __always_inline int read_rx_state(struct mroce_rx_path *rp,
 	a->rate_mbps = rp->rate_mbps;
 	ack_cum = rp->ack_cum;
 	lost_us = rp->ack_lost_us;
+	rx_high = rp->rx_high;
 	flags = rp->flags;
 	sgen = rp->gen;
 	__builtin_memcpy(a->sack, rp->sack, MROCE_SACK_BYTES);
@@ -489,6 +492,14 @@ static __always_inline int read_rx_state(struct mroce_rx_path *rp,
 	if (s1 != s2)
 		return -1;
 	*valid = (flags & MROCE_RXP_F_VALID) && sgen == gen;
+	/* A path is FIFO: data that arrived before the PROBE and still
+	 * waits for the daemon would be reported missing, and resent. */
+	if (*valid && a->ack_flags == MROCE_ACKF_PROBE &&
+	    rp->redirect_gen == gen &&
+	    mroce_psn_diff(READ_ONCE_U32(rp->redirect_psn), rx_high) > 0) {
+		*valid = RXS_PROBE_QUEUED;
+		return 0;
+	}
 	/* A PROBE (not a port check) for data the daemon's last ACK
 	 * covered, arriving after that ACK's coalescing delay and the
 	 * endpoints' jitter, shows that ACK lost: its answer leaves from two
@@ -811,6 +822,14 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 		__sync_fetch_and_add(&rp->ce_total, 1);
 	if (!cfg_ack_offload || !(conn->flags & MROCE_CONN_F_ACK_OFFLOAD))
 		return to_daemon(ctx, st, redirect_ctr);
+	/* The newest data of the path on its way to the daemon (a PROBE
+	 * behind it must wait for the daemon, read_rx_state). */
+	if (a->ack_flags == MROCE_ACKF_DUP &&
+	    (rp->redirect_gen != a->gen ||
+	     mroce_psn_diff(psn + 1, rp->redirect_psn) > 0)) {
+		rp->redirect_psn = psn + 1;
+		rp->redirect_gen = a->gen;
+	}
 	/* An answer goes to the frame's source: only to the peer. */
 	if (!a->from_peer) {
 		st->ack_not_peer++;
@@ -823,6 +842,10 @@ static __always_inline int ack_or_daemon(struct xdp_md *ctx,
 	}
 	if (valid == RXS_PROBE_ACKS_LOST) {
 		st->ack_probe_acks_lost++;
+		return to_daemon(ctx, st, redirect_ctr);
+	}
+	if (valid == RXS_PROBE_QUEUED) {
+		st->ack_probe_queued++;
 		return to_daemon(ctx, st, redirect_ctr);
 	}
 	/* New data always goes to the daemon: only it can place it, and only

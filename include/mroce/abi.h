@@ -140,7 +140,15 @@ struct mroce_rx_path {
 	__u32 ce_total;	  /* [B] CE marks ever seen (atomic add) */
 	__u32 xdp_acks;	  /* [B] ACKs the XDP program sent */
 	__u32 xdp_ack_us; /* [B] when it sent the last (bpf_ktime, us) */
-	__u32 resv2;	  /* zero */
+	__u32 rx_high;	  /* [D] PSN after the newest data packet the daemon
+			   * has taken in (placed, refused or a duplicate) */
+	__u32 redirect_psn; /* [B] PSN after the newest data packet the
+			     * program passed to the daemon ... */
+	__u8 redirect_gen;  /* [B] ... and its generation: while the daemon
+			     * has not taken it in (redirect_psn after
+			     * rx_high), a PROBE is the daemon's to answer,
+			     * or the answer would call it missing */
+	__u8 resv3[3];	    /* zero */
 };
 
 /* The entry holds valid published state for (slot, path, gen). */
@@ -229,7 +237,7 @@ struct mroce_ack_limit {
 /* ------------------------------------------------------------------ */
 _Static_assert(sizeof(struct mroce_conn_key) == 8, "mroce_conn_key");
 _Static_assert(sizeof(struct mroce_conn_val) == 32, "mroce_conn_val");
-_Static_assert(sizeof(struct mroce_rx_path) == 72, "mroce_rx_path");
+_Static_assert(sizeof(struct mroce_rx_path) == 80, "mroce_rx_path");
 _Static_assert(sizeof(struct mroce_sb_path) == 48, "mroce_sb_path");
 _Static_assert(sizeof(struct mroce_ack_limit) == 24, "mroce_ack_limit");
 _Static_assert(sizeof(struct mroce_sb_conn) == 16 + 48 * MROCE_MAX_PATHS,

@@ -42,6 +42,8 @@
 	  "ACK left to the daemon: trigger too long to verify here")           \
 	X(ack_probe_acks_lost,                                                 \
 	  "PROBE left to the daemon: it shows the daemon's ACKs lost")         \
+	X(ack_probe_queued,                                                    \
+	  "PROBE left to the daemon: data of its path still queued for it")   \
 	X(tx_ack_bytes, "bytes of the frames XDP_TX sent as ACKs")            \
 	X(tx_ack_trigger_bytes, "bytes of the frames those ACKs answered")   \
 	X(drop_bad_ip_len, "dropped: IP length disagrees with the frame")      \

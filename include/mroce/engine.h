@@ -385,6 +385,8 @@ struct mroce_pub_rx {		/* a path's receive state, all placed */
 	uint32_t slot;
 	uint8_t path, gen;
 	uint32_t cum_psn;	/* next PSN expected */
+	uint32_t rx_high;	/* PSN after the newest data packet taken in
+				 * (placed, refused or a duplicate) */
 	uint32_t rate_mbps;	/* the fair-share hint of our last ACK */
 	uint8_t sack[32];	/* as struct mroce_ackh.sack
 				 * (MROCE_SACK_BYTES) */

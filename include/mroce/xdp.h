@@ -87,7 +87,7 @@ struct mroce_rx_path *mroce_xdp_rx_path(const struct mroce_xdp_maps *m,
 /* Publish the receive state of a path (seqlock writer, see abi.h). Only
  * what the caller has already placed may be published. */
 void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
-		      uint32_t cum_psn, uint32_t rate_mbps,
+		      uint32_t cum_psn, uint32_t rx_high, uint32_t rate_mbps,
 		      const uint8_t sack[MROCE_SACK_BYTES]);
 
 /* Publish one of our paths in the scoreboard (single writer, abi.h):

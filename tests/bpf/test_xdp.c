@@ -154,13 +154,13 @@ static void fixture_fill(struct env *e)
 		struct mroce_rx_path *rp =
 			mroce_xdp_rx_path(&e->m, slot, RX_PATH);
 
-		mroce_rx_publish(rp, RX_GEN, MROCE_RXP_F_VALID, RX_CUM, RX_RATE,
-				 sack);
+		mroce_rx_publish(rp, RX_GEN, MROCE_RXP_F_VALID, RX_CUM, RX_CUM,
+				 RX_RATE, sack);
 		if (slot == SLOT_A)
 			rp->ce_total = RX_CE_TOTAL;
 	}
 	mroce_rx_publish(mroce_xdp_rx_path(&e->m, SLOT_B, RX_PATH), RX_GEN,
-			 MROCE_RXP_F_VALID, RX_CUM, RX_RATE, sack);
+			 MROCE_RXP_F_VALID, RX_CUM, RX_CUM, RX_RATE, sack);
 	sb = &e->m.scoreboard[SLOT_A];
 	sb->n_paths = 4;
 	for (int i = 0; i < 4; i++) {
@@ -604,6 +604,9 @@ enum setup {
 	SETUP_GATE_SHUT, /* an unknown conn's packet just went to the daemon */
 	SETUP_PATH_ACKED, /* (A, RX_PATH) had an XDP ACK now, gap 1 s */
 	SETUP_LIMIT_OFF,  /* ack_limit.per_ms 0 */
+	SETUP_DATA_QUEUED, /* (A, RX_PATH): data up to RX_CUM passed to the
+			    * daemon, which has taken in only what is
+			    * below RX_CUM */
 	SETUP_ACK_LOST,	  /* (A, RX_PATH): the daemon's last ACK covered
 			   * RX_CUM and left long enough ago for a PROBE
 			   * to show it lost */
@@ -617,6 +620,7 @@ enum checks {
 	CHECK_NOT_ACKED,    /* xdp_acks 0, nothing counted in ack_limit */
 	CHECK_CE_ADDED,	    /* ce_total + 1, xdp_acks 0 */
 	CHECK_SB_UNTOUCHED, /* stale ACK: no telemetry written */
+	CHECK_REDIRECT_NOTED, /* redirect_psn RX_CUM + 1, redirect_gen */
 };
 
 struct row {
@@ -678,7 +682,7 @@ static const struct row rows[] = {
 
 	/* ---- new data of each opcode: to the daemon ---- */
 	ROW("SEND new psn", DATA(SEND, RX_CUM), NULL, XDP_REDIRECT,
-	    "rx_metaroce redirect_data"),
+	    "rx_metaroce redirect_data", .check = CHECK_REDIRECT_NOTED),
 	ROW("SEND_IMM new psn", DATA(SEND_IMM, RX_CUM), NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_data"),
 	ROW("WRITE new psn", DATA(WRITE, RX_CUM), NULL, XDP_REDIRECT,
@@ -871,6 +875,12 @@ static const struct row rows[] = {
 	    XDP_REDIRECT, "rx_metaroce redirect_ctrl ack_offload_larger"),
 	/* a PROBE that shows the daemon's ACKs lost is the daemon's (it
 	 * answers from two ports and checks its own, spec 8.2) */
+	/* data that arrived before it still waits for the daemon (a path is
+	 * FIFO): answered here, it would be reported missing and resent */
+	ROW("PROBE behind data still queued for the daemon",
+	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, RX_CUM + 1), NULL, XDP_REDIRECT,
+	    "rx_metaroce redirect_ctrl ack_probe_queued",
+	    .setup = SETUP_DATA_QUEUED),
 	ROW("PROBE covered by an ACK long gone",
 	    MR(PROBE, CONN_A, RX_PATH, RX_GEN, RX_CUM), NULL, XDP_REDIRECT,
 	    "rx_metaroce redirect_ctrl ack_probe_acks_lost",
@@ -1036,6 +1046,10 @@ static void check_maps(struct env *e, const struct row *r,
 	switch (r->check) {
 	case CHECK_NONE:
 		break;
+	case CHECK_REDIRECT_NOTED:
+		ck_assert_uint_eq(rp->redirect_psn, RX_CUM + 1);
+		ck_assert_uint_eq(rp->redirect_gen, RX_GEN);
+		break;
 	case CHECK_LOSS_ECE:
 		ck_assert_uint_eq(sp->loss_marks, 1);
 		ck_assert_uint_eq(sp->ece_marks, 2);
@@ -1142,6 +1156,13 @@ START_TEST(mroce_xdp__table)
 		mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH)->xdp_ack_us =
 			(uint32_t)(mono_ns() / 1000);
 	}
+	if (r->setup == SETUP_DATA_QUEUED) {
+		struct mroce_rx_path *q =
+			mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH);
+
+		q->redirect_psn = RX_CUM + 1;
+		q->redirect_gen = RX_GEN;
+	}
 	if (r->setup == SETUP_ACK_LOST)
 		mroce_rx_publish_ack(mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH),
 				     RX_CUM, (uint32_t)(mono_ns() / 1000) - 1000);
@@ -1240,7 +1261,7 @@ START_TEST(mroce_rx_publish__next_ack_uses_new_state)
 	env_init(&e, true);
 	rp = mroce_xdp_rx_path(&e.m, SLOT_A, RX_PATH);
 	sack[1] = 0x80;
-	mroce_rx_publish(rp, RX_GEN, MROCE_RXP_F_VALID, 2000, 7, sack);
+	mroce_rx_publish(rp, RX_GEN, MROCE_RXP_F_VALID, 2000, 2000, 7, sack);
 	ck_assert_uint_eq(rp->seq % 2, 0);
 	in.len = build_mr(&is, &in);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in.b,

@@ -50,15 +50,16 @@ START_TEST(mroce_rx_publish__seq_even_and_fields_set)
 
 	memset(&rp, 0, sizeof(rp));
 	rp.ce_total = 5;
-	mroce_rx_publish(&rp, 4, MROCE_RXP_F_VALID, 77, 100, sack);
+	mroce_rx_publish(&rp, 4, MROCE_RXP_F_VALID, 77, 80, 100, sack);
 	ck_assert_uint_eq(rp.seq, 2);
 	ck_assert_uint_eq(rp.gen, 4);
 	ck_assert_uint_eq(rp.cum_psn, 77);
+	ck_assert_uint_eq(rp.rx_high, 80);
 	ck_assert_uint_eq(rp.rate_mbps, 100);
 	ck_assert_mem_eq(rp.sack, sack, sizeof(sack));
 	/* the BPF-owned fields are left alone */
 	ck_assert_uint_eq(rp.ce_total, 5);
-	mroce_rx_publish(&rp, 4, 0, 78, 0, NULL);
+	mroce_rx_publish(&rp, 4, 0, 78, 78, 0, NULL);
 	ck_assert_uint_eq(rp.seq, 4);
 	ck_assert_uint_eq(rp.sack[0], 0);
 	ck_assert_uint_eq(rp.flags, 0);

@@ -129,6 +129,7 @@ START_TEST(pub__receiver_publishes_what_it_placed)
 		ck_assert_uint_eq(x->path, i);
 		ck_assert_uint_eq(x->gen, rx->path[i].rx_gen);
 		ck_assert_uint_eq(x->cum_psn, tx->path[i].next_psn);
+		ck_assert_uint_eq(x->rx_high, tx->path[i].next_psn);
 		for (int b = 0; b < MROCE_SACK_BYTES; b++)
 			ck_assert_uint_eq(x->sack[b], 0);
 	}
@@ -213,8 +214,13 @@ START_TEST(pub__data_refused_is_not_published)
 	slot = (uint32_t)rx->peer;
 	for (int i = 0; i < tx->npaths; i++) {
 		isn = mroce_path_isn(tx->tx_isn, (uint8_t)i, tx->path[i].gen);
-		if (r[1].nrx[slot][i])
+		if (r[1].nrx[slot][i]) {
 			ck_assert(!pub_covers(&r[1].rx[slot][i], isn));
+			/* taken in, though: a PROBE need not wait for it */
+			if (tx->path[i].next_psn != isn)
+				ck_assert_uint_eq(r[1].rx[slot][i].rx_high,
+						  isn + 1);
+		}
 	}
 	ck_assert_int_eq(post_recv(&s, 1, 9, 0, 4096), 0);
 	ck_assert(run_until_wcs(&s, 1, 1, 1000000000ull));

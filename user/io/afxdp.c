@@ -955,7 +955,7 @@ static void pub_rx(void *ctx, const struct mroce_pub_rx *r)
 
 	if (rp)
 		mroce_rx_publish(rp, r->gen, MROCE_RXP_F_VALID, r->cum_psn,
-				 r->rate_mbps, r->sack);
+				 r->rx_high, r->rate_mbps, r->sack);
 }
 
 static void pub_ack(void *ctx, const struct mroce_pub_ack *a)

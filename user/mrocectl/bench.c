@@ -177,7 +177,7 @@ static int fixture(struct mroce_xdp_maps *m)
 	if (err)
 		return err;
 	mroce_rx_publish(mroce_xdp_rx_path(m, SLOT, PATH), GEN,
-			 MROCE_RXP_F_VALID, CUM, 10000, sack);
+			 MROCE_RXP_F_VALID, CUM, CUM, 10000, sack);
 	sb->n_paths = 8;
 	for (int i = 0; i < 8; i++) {
 		sb->path[i].sport = (uint16_t)(0xc000 + i);

@@ -206,7 +206,7 @@ struct mroce_rx_path *mroce_xdp_rx_path(const struct mroce_xdp_maps *m,
 }
 
 void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
-		      uint32_t cum_psn, uint32_t rate_mbps,
+		      uint32_t cum_psn, uint32_t rx_high, uint32_t rate_mbps,
 		      const uint8_t sack[MROCE_SACK_BYTES])
 {
 	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
@@ -218,6 +218,7 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 	rp->gen = gen;
 	rp->flags = flags;
 	rp->cum_psn = cum_psn;
+	rp->rx_high = rx_high;
 	rp->rate_mbps = rate_mbps;
 	if (sack)
 		memcpy(rp->sack, sack, MROCE_SACK_BYTES);
@@ -278,7 +279,7 @@ void mroce_xdp_slot_reset(const struct mroce_xdp_maps *m, uint32_t slot)
 	for (uint32_t p = 0; p < MROCE_MAX_PATHS; p++) {
 		struct mroce_rx_path *rp = mroce_xdp_rx_path(m, slot, p);
 
-		mroce_rx_publish(rp, 0, 0, 0, 0, NULL);
+		mroce_rx_publish(rp, 0, 0, 0, 0, 0, NULL);
 		mroce_rx_publish_ack(rp, 0, 0);
 	}
 	/* no path active first (release), then the rest: an ACK racing with

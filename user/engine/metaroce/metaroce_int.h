@@ -208,6 +208,7 @@ struct mr_path {
 	uint16_t ack_pending;	/* packets since the last ACK */
 	uint16_t rx_ce;		/* CE marks since the last ACK */
 	uint32_t rx_cum;
+	uint32_t rx_high;	/* PSN after the newest data packet taken in */
 	uint32_t rx_tsecr;
 	uint32_t ack_cum;	/* rx_cum of the last ACK sent */
 	uint64_t ack_at;	/* ns: when it left */

@@ -32,6 +32,7 @@ void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot)
 	r.path = (uint8_t)slot;
 	r.gen = p->rx_gen;
 	r.cum_psn = p->rx_cum;
+	r.rx_high = p->rx_high;
 	r.rate_mbps = c->pub_rate_mbps;
 	for (int i = 0; i < MROCE_SACK_BYTES; i++)
 		r.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));

@@ -12,6 +12,7 @@ void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
 	p->rx_gen = gen;
 	p->rx_valid = 1;
 	p->rx_cum = mroce_path_isn(c->rx_isn, (uint8_t)slot, gen);
+	p->rx_high = p->rx_cum;
 	memset(p->sack, 0, sizeof(p->sack));
 }
 
@@ -149,17 +150,21 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	 * how the sender recognises it. */
 	if (!(p->ack_flags & MROCE_ACKF_PROBE))
 		p->rx_tsecr = pk->tsval;
+	if (mroce_psn_diff(pk->psn + 1, p->rx_high) > 0)
+		p->rx_high = pk->psn + 1;
 	d = (int32_t)(pk->psn - p->rx_cum);
 	if (d < 0 || (d > 0 && d <= MROCE_SACK_BITS &&
 		      sack_test(p, (uint32_t)d - 1))) {
 		MROCE_STAT_INC(e, rx_dup);
 		p->ack_flags |= MROCE_ACKF_DUP;
 		mr_ack_want(e, p, true, now);
+		mr_pub_rx(e, c, slot);	/* taken in (rx_high) */
 		return 0;
 	}
 	if (d > MROCE_SACK_BITS) {
 		MROCE_STAT_INC(e, rx_out_of_window);
 		mr_ack_want(e, p, true, now);
+		mr_pub_rx(e, c, slot);	/* taken in (rx_high) */
 		return -ERANGE;
 	}
 	if (d > 0)
@@ -167,10 +172,10 @@ static int rx_data(struct mroce_engine *e, struct mr_conn *c,
 	filled = d == 0 && (p->sack[0] | p->sack[1] | p->sack[2] |
 			    p->sack[3]);
 	r = mr_place(e, c, slot, pk);
-	if (r != PL_REFUSE) {
+	if (r != PL_REFUSE)
 		mr_rx_mark(p, (uint32_t)d);
-		mr_pub_rx(e, c, slot);	/* placed: the fast path may know */
-	}
+	/* placed (or refused): the fast path may know */
+	mr_pub_rx(e, c, slot);
 	/* ACK at once on a gap, a refusal, a request (the end of a message
 	 * that nothing follows at once), and when a hole is filled (a
 	 * retransmission: the sender is waiting for exactly this, and
