@@ -292,7 +292,8 @@ uint64_t mroce_engine_next_timer(const struct mroce_engine *e, uint64_t now);
  * a bug of ours, reported here instead of crashing the application. */
 #define MROCE_ENGINE_STATS(X)                                                  \
 	X(tx_pkts) X(tx_bytes) X(rx_pkts) X(rx_bytes) X(tx_data_pkts)          \
-	X(rx_data_pkts) X(tx_acks) X(rx_acks) X(tx_naks) X(rx_naks)            \
+	X(rx_data_pkts) X(tx_acks) X(rx_acks) X(rx_acks_xdp) X(tx_naks)        \
+	X(rx_naks)                                                             \
 	X(retransmits) X(rx_dup) X(rx_ooo) X(rx_out_of_window) X(rx_malformed) \
 	X(rx_no_conn) X(rx_bad_rkey) X(rx_stale_path) X(ce_marks)              \
 	X(path_rerolls) X(rto_fires) X(probes_sent) X(msgs_completed)          \

@@ -93,12 +93,20 @@ check() {
 	done
 	dump "$FABRIC_A_NS" scoreboard "$TMP/sbA.json" || return
 	dump "$FABRIC_B_NS" rx_state "$TMP/rxB.json" || return
-	if ! python3 - "$1" "$2" "${f[@]}" "$TMP/sbA.json" "$TMP/rxB.json" <<'PY'
+	for h in A B; do
+		sock=S$h
+		"$CTL" daemon --sock "${!sock}" --json >"$TMP/d$h.json" ||
+			{ flunk "mrocectl daemon $h"; return; }
+	done
+	if ! python3 - "$1" "$2" "${f[@]}" "$TMP/sbA.json" "$TMP/rxB.json" \
+		"$TMP/dA.json" "$TMP/dB.json" <<'PY'
 import json, re, sys
 
 offload = sys.argv[1] == "1"
 out = open(sys.argv[2]).read()
-ctr_a, conns_a, ctr_b, conns_b, sb_a, rx_b = sys.argv[3:9]
+ctr_a, conns_a, ctr_b, conns_b, sb_a, rx_b, d_a, d_b = sys.argv[3:11]
+# the engines that received the XDP programs' ACKs (flag XDP)
+rx_xdp = sum(json.load(open(d))["metaroce"]["rx_acks_xdp"] for d in (d_a, d_b))
 
 def entries(path):
     return [e.get("formatted", e) for e in json.load(open(path))]
@@ -116,12 +124,13 @@ s = {k: c[0][k] + c[1][k] for k in c[0]}
 answered = s["tx_ack_dup"] + s["tx_ack_probe"]
 acks = s["redirect_ack"]
 dups = re.search(r"Receiver *: .*duplicates (\d+)", out)
-print("    XDP, both hosts: answered %d (dup %d, probe %d) while the receiving"
+print("    XDP, both hosts: answered %d (dup %d, probe %d; %d taken in by the"
+      " peers' engines) while the receiving"
       " engine saw %s duplicates; ACKs seen %d, ack_stale_gen %d, RTT"
       " samples %d; ACK bytes out %d / trigger bytes in %d; left to the"
       " daemon: larger %d, limited %d, busy %d, unverified %d, PROBEs"
       " behind queued data %d, PROBEs showing ACKs lost %d" %
-      (answered, s["tx_ack_dup"], s["tx_ack_probe"],
+      (answered, s["tx_ack_dup"], s["tx_ack_probe"], rx_xdp,
        dups.group(1) if dups else "?", acks, s["ack_stale_gen"],
        s["ack_rtt_samples"], s["tx_ack_bytes"], s["tx_ack_trigger_bytes"],
        s["ack_offload_larger"], s["ack_offload_limited"],
@@ -139,6 +148,10 @@ if offload and answered == 0:
     bad.append("the XDP programs answered nothing")
 if not offload and answered:
     bad.append("--no-ack-offload, yet XDP answered %d" % answered)
+# what the programs sent reached the peers' engines as ACKs (1% is lost)
+if rx_xdp > answered or rx_xdp * 100 < answered * 90:
+    bad.append("the engines took in %d XDP ACKs of %d sent" %
+               (rx_xdp, answered))
 # an answer that ran ahead of data still queued for the daemon would call
 # it missing: the sender resends it, the receiver sees a duplicate
 if not dups or int(dups.group(1)) * 500 > 40000:

@@ -5,9 +5,6 @@
  *   mroce_xdp_send [--dmac MAC] [--src IP] [--dst IP] IFNAME KIND...
  *	send one raw frame per KIND through an AF_PACKET socket on IFNAME,
  *	built in memory with the codec (no pcap, no external sender):
- *	  data     SEND, conn 0x1001 path 3 gen 2, PSN 1000 (new)
- *	  dup      the same with PSN 990 (a duplicate of placed data)
- *	  probe    PROBE on conn 0x1001 path 3 gen 2
  *	  badver   version 1
  *	  badop    opcode 0x7f
  *	  noconn   SEND to conn 0x4242 (unknown)
@@ -15,9 +12,6 @@
  *	  udp53    UDP to port 53
  *   mroce_xdp_send --ping IP [--timeout MS]
  *	one ICMP echo (raw socket); exit 0 when the reply arrives
- *   mroce_xdp_send --recv-acks N [--port P] [--timeout MS]
- *	receive N datagrams on UDP port P (default 4792); each must parse as
- *	a MetaRoCE ACK with a valid ICRC and MROCE_ACKF_XDP; exit 0 if so
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage.
  */
@@ -77,7 +71,6 @@ static int build_mr(uint8_t *buf, size_t cap, uint8_t op, uint32_t conn,
 	p.path = PATH;
 	p.path_gen = GEN;
 	p.psn = psn;
-	p.next_psn = psn;
 	p.tsval = 0x01020304;
 	p.msg_len = sizeof(payload);
 	if (op == MROCE_OP_SEND) {
@@ -95,12 +88,6 @@ static int build_kind(const char *kind, uint8_t *b, size_t cap)
 {
 	int n;
 
-	if (!strcmp(kind, "data"))
-		return build_mr(b, cap, MROCE_OP_SEND, CONN, 1000);
-	if (!strcmp(kind, "dup"))
-		return build_mr(b, cap, MROCE_OP_SEND, CONN, 990);
-	if (!strcmp(kind, "probe"))
-		return build_mr(b, cap, MROCE_OP_PROBE, CONN, 1000);
 	if (!strcmp(kind, "noconn"))
 		return build_mr(b, cap, MROCE_OP_SEND, 0x4242, 1);
 	if (!strcmp(kind, "badver") || !strcmp(kind, "badop")) {
@@ -225,54 +212,6 @@ static int do_ping(int timeout_ms)
 	return 1;
 }
 
-static int recv_acks(int n, int port, int timeout_ms)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port)};
-	uint8_t buf[2048];
-	struct pollfd pfd;
-	int s, got = 0;
-
-	s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)))
-		return die("bind(UDP)");
-	/* tell the parent script we are listening */
-	printf("listening\n");
-	fflush(stdout);
-	pfd.fd = s;
-	pfd.events = POLLIN;
-	while (got < n && poll(&pfd, 1, timeout_ms) > 0) {
-		struct mroce_meta_pkt p;
-		ssize_t len = recv(s, buf, sizeof(buf), 0);
-		int err;
-
-		if (len < 0)
-			return die("recv");
-		err = mroce_meta_parse(buf, (size_t)len, &p);
-		if (err || p.opcode != MROCE_OP_ACK ||
-		    !(p.ack.flags & MROCE_ACKF_XDP)) {
-			fprintf(stderr,
-				"mroce_xdp_send: datagram %d is not a "
-				"valid XDP ACK (%s, opcode 0x%02x)\n",
-				got, mroce_err_name(err), p.opcode);
-			close(s);
-			return 1;
-		}
-		printf("ack conn 0x%x path %u gen %u cum_psn %u flags 0x%02x "
-		       "tsecr 0x%08x\n",
-		       p.conn_id, p.path, p.path_gen, p.ack.cum_psn,
-		       p.ack.flags, p.ack.tsecr);
-		got++;
-	}
-	close(s);
-	if (got < n) {
-		fprintf(stderr, "mroce_xdp_send: %d of %d ACKs arrived\n", got,
-			n);
-		return 1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -280,11 +219,9 @@ int main(int argc, char **argv)
 		{"src", required_argument, NULL, 's'},
 		{"dst", required_argument, NULL, 'd'},
 		{"ping", required_argument, NULL, 'p'},
-		{"recv-acks", required_argument, NULL, 'r'},
-		{"port", required_argument, NULL, 'P'},
 		{"timeout", required_argument, NULL, 't'},
 		{0}};
-	int c, timeout = 3000, acks = 0, port = MROCE_UDP_PORT;
+	int c, timeout = 3000;
 	bool ping = false;
 
 	inet_pton(AF_INET, "10.0.0.2", &src_ip);
@@ -308,12 +245,6 @@ int main(int argc, char **argv)
 			if (inet_pton(AF_INET, optarg, &dst_ip) != 1)
 				return 2;
 			break;
-		case 'r':
-			acks = atoi(optarg);
-			break;
-		case 'P':
-			port = atoi(optarg);
-			break;
 		case 't':
 			timeout = atoi(optarg);
 			break;
@@ -325,8 +256,6 @@ int main(int argc, char **argv)
 	}
 	if (ping)
 		return do_ping(timeout);
-	if (acks > 0)
-		return recv_acks(acks, port, timeout);
 	if (optind + 2 > argc) {
 		fprintf(stderr, "usage: mroce_xdp_send [--dmac MAC] [--src IP] "
 				"[--dst IP] IFNAME KIND...\n");

@@ -330,6 +330,8 @@ void mr_rx_ack(struct mroce_engine *e, struct mr_conn *c,
 	struct mr_path *p;
 
 	MROCE_STAT_INC(e, rx_acks);
+	if (pk->ack.flags & MROCE_ACKF_XDP)
+		MROCE_STAT_INC(e, rx_acks_xdp); /* the peer's kernel sent it */
 	if (pk->path >= c->npaths)
 		return;
 	p = &c->path[pk->path];
