@@ -54,7 +54,9 @@ const char help_bench[] =
 	"    XDP ACK (XDP_TX) after their ICRC up to MROCE_XDP_VERIFY_MAX\n"
 	"    bytes, to the daemon when longer; the same duplicates with a\n"
 	"    damaged ICRC (XDP_DROP: what the ICRC costs, without the ACK), a\n"
-	"    PROBE (to the daemon: its ACK would be longer). Reports\n"
+	"    PROBE padded as mroce sends it (answered with an XDP ACK) and\n"
+	"    one without padding (to the daemon: its ACK would be longer).\n"
+	"    Reports\n"
 	"    nanoseconds per packet: 'repeat' = the kernel's\n"
 	"    average over N runs in one call (frames the program does not\n"
 	"    modify), 'single' = average of N one-run calls (every case).\n"
@@ -79,7 +81,7 @@ struct bcase {
 	uint32_t psn;
 	bool ipv6, vlan, modifies;
 	uint16_t dport;
-	uint16_t payload; /* SEND: payload bytes */
+	uint16_t payload; /* SEND: payload bytes; PROBE: padding */
 	bool bad_icrc;	  /* the ICRC's last byte flipped */
 };
 
@@ -117,8 +119,10 @@ static const struct bcase cases[] = {
 	BAD_DUP("damaged duplicate 1 KiB", 1024),
 	BAD_DUP("damaged duplicate 2 KiB", 2048),
 	BAD_DUP("damaged duplicate 8000 B", 8000),
-	{"PROBE -> daemon (its ACK is longer)", MROCE_OP_PROBE, 1, false,
-	 false, false, MROCE_UDP_PORT, 0, false},
+	{"PROBE -> XDP ACK", MROCE_OP_PROBE, CUM, false, false, true,
+	 MROCE_UDP_PORT, MROCE_PROBE_PAD, false},
+	{"unpadded PROBE -> daemon (its ACK is longer)", MROCE_OP_PROBE, CUM,
+	 false, false, false, MROCE_UDP_PORT, 0, false},
 };
 
 static int build(const struct bcase *c, uint8_t *buf, size_t cap)
@@ -148,8 +152,8 @@ static int build(const struct bcase *c, uint8_t *buf, size_t cap)
 	p.tsval = mroce_now_us();
 	p.ack.tsecr = mroce_now_us();
 	p.msg_len = 65536;
-	if (c->op == MROCE_OP_SEND) {
-		p.payload = payload;
+	if (c->op == MROCE_OP_SEND || c->op == MROCE_OP_PROBE) {
+		p.payload = payload; /* a PROBE's: padding, zeros */
 		p.payload_len = c->payload;
 	}
 	hl = mroce_frame_hdr_len(&s);
@@ -176,8 +180,10 @@ static int fixture(struct mroce_xdp_maps *m)
 	err = mroce_xdp_conn_add(m, MROCE_CONN_METAROCE, CONN, &v);
 	if (err)
 		return err;
+	/* the daemon has taken in the "new data" cases' packet (PSN CUM):
+	 * the PROBE case finds nothing queued for it */
 	mroce_rx_publish(mroce_xdp_rx_path(m, SLOT, PATH), GEN,
-			 MROCE_RXP_F_VALID, CUM, CUM, 10000, sack);
+			 MROCE_RXP_F_VALID, CUM, CUM + 1, 10000, sack);
 	sb->n_paths = 8;
 	for (int i = 0; i < 8; i++) {
 		sb->path[i].sport = (uint16_t)(0xc000 + i);
