@@ -37,6 +37,13 @@ bad "--modes needs a value" bash $E2E --modes
 bad "unknown argument '--bogus'" bash $E2E --bogus
 bad "unknown argument '--bogus'" bash scripts/bench_sim.sh --bogus
 bash $E2E --help | grep -q -- "--rounds K" || fail "bench_e2e --help lacks --rounds"
+O=scripts/bench_offload.sh
+bad "--rounds: 1 to 20" bash $O --rounds 0
+bad "--seconds: 1 or more" bash $O --seconds x
+bad "--size: a byte count" bash $O --size big
+bad "--loss: a fraction, e.g. 0.01" bash $O --loss 5
+bad "unknown argument '--bogus'" bash $O --bogus
+bash $O --help | grep -q -- "--loss F" || fail "bench_offload --help lacks --loss"
 D=scripts/demo.sh
 bad "--seconds: 3 to 30" bash $D --seconds 2
 bad "--seconds: 3 to 30" bash $D --seconds x
