@@ -130,18 +130,9 @@ done
 
 log() { [ $JSON -eq 1 ] || echo "$*" >&2; }
 
-PREFIX=be$$
-TMP=$(mktemp -d /tmp/mroce-bench.XXXXXX)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	bash $FABRIC down --prefix "$PREFIX" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck source=scripts/session.sh
+. scripts/session.sh
+session_start be$$ bench
 
 bash $FABRIC up --prefix "$PREFIX" --paths 4 --mtu 9000 >/dev/null ||
 	{ echo "bench_e2e.sh: fabric up failed" >&2; exit 1; }

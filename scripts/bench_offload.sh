@@ -77,18 +77,9 @@ command -v bpftool >/dev/null || { echo "bench_offload.sh: needs bpftool" >&2; e
 
 log() { [ $JSON -eq 1 ] || echo "$*" >&2; }
 
-PREFIX=bo$$
-TMP=$(mktemp -d /tmp/mroce-bench-offload.XXXXXX)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	bash $FABRIC down --prefix "$PREFIX" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck source=scripts/session.sh
+. scripts/session.sh
+session_start bo$$ bench-offload
 
 bash $FABRIC up --prefix "$PREFIX" --paths 4 --mtu 1500 --loss "$LOSS" \
 	>/dev/null || { echo "bench_offload.sh: fabric up failed" >&2; exit 1; }

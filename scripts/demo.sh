@@ -80,18 +80,9 @@ mkdir -p "$OUTDIR" || exit 1
 OUTDIR=$(cd "$OUTDIR" && pwd)
 T_START=$(date +%s.%N)
 
-PREFIX=dm$$
-TMP=$(mktemp -d /tmp/mroce-demo.XXXXXX)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	bash $FABRIC down --prefix "$PREFIX" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck source=scripts/session.sh
+. scripts/session.sh
+session_start dm$$ demo
 
 echo "mroce demo: bringing up a 4-path fabric ($PREFIX*) ..."
 bash $FABRIC up --prefix "$PREFIX" --paths 4 --mtu 9000 >/dev/null ||

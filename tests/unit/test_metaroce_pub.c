@@ -90,6 +90,16 @@ static void rec_attach(struct rec *r, struct mroce_engine *e)
 	mroce_engine_set_pub(e, &pub);
 }
 
+/* A connected pair (buffers of len bytes) whose engines publish into
+ * r[0] and r[1]. */
+static void pub_pair(struct pair *s, struct rec r[2], size_t len)
+{
+	pair_setup(s, len);
+	rec_attach(&r[0], s->p.e[0]);
+	rec_attach(&r[1], s->p.e[1]);
+	establish(s);
+}
+
 /* Side i's connection to the other side. */
 static struct mr_conn *conn_of(struct pair *s, int i)
 {
@@ -110,10 +120,7 @@ START_TEST(pub__receiver_publishes_what_it_placed)
 	size_t len = 256 * 1024;
 	int used = 0;
 
-	pair_setup(&s, 2 * len);
-	rec_attach(&r[0], s.p.e[0]);
-	rec_attach(&r[1], s.p.e[1]);
-	establish(&s);
+	pub_pair(&s, r, 2 * len);
 	write_half(&s, len, 1000000000ull);
 	tx = conn_of(&s, 0);
 	rx = conn_of(&s, 1);
@@ -178,10 +185,7 @@ START_TEST(pub__a_missing_psn_is_never_published)
 	size_t len = 256 * 1024;
 	uint32_t slot;
 
-	pair_setup(&s, 2 * len);
-	rec_attach(&r[0], s.p.e[0]);
-	rec_attach(&r[1], s.p.e[1]);
-	establish(&s);
+	pub_pair(&s, r, 2 * len);
 	set_filter(&s, drop_one, &h);
 	write_half(&s, len, 1000000000ull);
 	ck_assert_int_ge(r[1].hole_path, 0);
@@ -202,10 +206,7 @@ START_TEST(pub__data_refused_is_not_published)
 	struct mr_conn *tx, *rx;
 	uint32_t isn, slot;
 
-	pair_setup(&s, 64 * 1024);
-	rec_attach(&r[0], s.p.e[0]);
-	rec_attach(&r[1], s.p.e[1]);
-	establish(&s);
+	pub_pair(&s, r, 64 * 1024);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_SEND, 1, 0, 512, 0), 0);
 	pump_run(&s.p, NULL, NULL, 2000000);	/* 2 ms: RNR NAKs, no recv */
 	ck_assert_uint_gt(stats(&s, 1).tx_naks, 0);	/* RNR */
@@ -248,10 +249,7 @@ START_TEST(pub__our_ports_and_generations_as_they_change)
 	size_t len = 256 * 1024;
 	uint32_t slot;
 
-	pair_setup(&s, 2 * len);
-	rec_attach(&r[0], s.p.e[0]);
-	rec_attach(&r[1], s.p.e[1]);
-	establish(&s);
+	pub_pair(&s, r, 2 * len);
 	c = conn_of(&s, 0);
 	slot = (uint32_t)c->peer;
 	ck_assert_uint_ge(r[0].resets[slot], 1);
