@@ -274,15 +274,23 @@ START_TEST(pub__our_ports_and_generations_as_they_change)
 			  c->path[3].life != MR_PATH_PROBATION);
 	ck_assert_uint_ne(r[0].tx[slot][3].sport, b.sport);
 
-	/* new hooks: the slot is reset and published in full again */
+	/* new hooks on both sides: each slot is reset and published in
+	 * full again, the receiver's paths that carried data included
+	 * (the next write uses one of them) */
 	{
+		struct mr_conn *rc = conn_of(&s, 1);
+		uint32_t rslot = (uint32_t)rc->peer;
 		unsigned int resets = r[0].resets[slot];
-		struct mroce_engine_pub pub = {
-			.ctx = &r[0], .reset = rec_reset, .rx = rec_rx,
-			.tx = rec_tx,
-		};
+		int had = 0;
 
-		mroce_engine_set_pub(s.p.e[0], &pub);
+		for (int k = 0; k < 2; k++) {
+			struct mroce_engine_pub pub = {
+				.ctx = &r[k], .reset = rec_reset,
+				.rx = rec_rx, .tx = rec_tx,
+			};
+
+			mroce_engine_set_pub(s.p.e[k], &pub);
+		}
 		set_filter(&s, NULL, NULL);
 		ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 2, 0, 64, 0),
 				 0);
@@ -291,6 +299,15 @@ START_TEST(pub__our_ports_and_generations_as_they_change)
 		for (int i = 0; i < c->npaths; i++)
 			ck_assert_uint_eq(r[0].tx[slot][i].sport,
 					  c->path[i].sport);
+		for (int i = 0; i < rc->npaths; i++) {
+			if (!rc->path[i].rx_valid)
+				continue;
+			had++;
+			ck_assert_uint_gt(r[1].nrx[rslot][i], 0);
+			ck_assert_uint_eq(r[1].rx[rslot][i].cum_psn,
+					  rc->path[i].rx_cum);
+		}
+		ck_assert_int_ge(had, 4);
 	}
 	pair_fini(&s);
 }

@@ -5,10 +5,12 @@
  * generations. The receive side is published when a packet has been
  * placed (and when a new generation starts, with nothing received), from
  * the state that ACKs report, so the copy never says more than the
- * engine placed; the transmit side is compared with what was last
- * published whenever a connection's state is brought up to date
+ * engine placed; each ACK we send is published too (what it covered, and
+ * when a PROBE shows it lost). The transmit side is compared with what was
+ * last published whenever a connection's state is brought up to date
  * (mr_flush_dirty), so every change of a port, a generation or a path's
- * probation reaches the fast path before the call returns.
+ * probation reaches the fast path before the call returns; new hooks or a
+ * new path count publish the connection in full, from a reset slot.
  */
 #include "metaroce_int.h"
 
@@ -69,9 +71,17 @@ void mr_pub_tx(struct mroce_engine *e, struct mr_conn *c)
 		return;
 	full = c->pub_epoch != e->pub_epoch || c->pub_npaths != c->npaths;
 	if (full) {
+		/* from nothing: then what the receive side has already
+		 * published goes out again too */
 		mr_pub_reset(e, (uint32_t)c->peer);
 		c->pub_epoch = e->pub_epoch;
 		c->pub_npaths = c->npaths;
+		for (int i = 0; i < c->npaths; i++) {
+			if (c->path[i].rx_valid)
+				mr_pub_rx(e, c, i);
+			if (c->path[i].ack_at)
+				mr_pub_ack(e, c, i);
+		}
 	}
 	for (int i = 0; i < c->npaths; i++) {
 		struct mr_path *p = &c->path[i];
