@@ -175,8 +175,27 @@ static void check_remote_error(int kind)
 	ck_assert_uint_eq(stats(&s, 1).rx_bad_rkey, 1);
 	ck_assert_uint_eq(robuf[0], 0);
 	ck_assert_int_eq(post(&s, 0, MROCE_WR_RDMA_WRITE, 3, 0, 1, 0), -EPERM);
-	/* the connection survives for other streams */
-	pump_run(&s.p, NULL, NULL, 20000000);
+	/* the connection survives for other streams: a new QP pair on it
+	 * (no second handshake) moves data */
+	{
+		uint32_t q0 = new_qp(&s, 0), q1 = new_qp(&s, 1);
+
+		ck_assert_int_eq(qp_connect(s.p.e[0], q0, s.p.peer[0][1], q1,
+					    s.p.now),
+				 0);
+		ck_assert_int_eq(qp_connect(s.p.e[1], q1, s.p.peer[1][0], q0,
+					    s.p.now),
+				 0);
+		wr.wr_id = 4;
+		wr.sge.length = 1000;
+		ck_assert_int_eq(mroce_post_send(s.p.e[0], q0, &wr, s.p.now),
+				 0);
+		ck_assert(run_until_wcs(&s, 3, 0, 1000000000ull));
+		ck_assert_int_eq(s.s[0].wc[2].status, MROCE_WC_SUCCESS);
+		ck_assert_uint_eq(s.s[0].wc[2].wr_id, 4);
+		ck_assert(!memcmp(s.s[1].buf, s.s[0].buf, 1000));
+		ck_assert_uint_eq(stats(&s, 0).handshakes, 1);
+	}
 	pair_fini(&s);
 	free(robuf);
 }
