@@ -205,16 +205,30 @@ struct mroce_rx_path *mroce_xdp_rx_path(const struct mroce_xdp_maps *m,
 	return &m->rx_state[(size_t)slot * MROCE_MAX_PATHS + path];
 }
 
+/* The writer's side of rx_state's sequence lock (abi.h): seq_begin()
+ * makes seq odd (readers that start now give up; the fence keeps the data
+ * stores after it from being seen before the odd value), seq_end() makes
+ * it even again after (release) every data store. */
+static uint32_t seq_begin(struct mroce_rx_path *rp)
+{
+	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&rp->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return seq;
+}
+
+static void seq_end(struct mroce_rx_path *rp, uint32_t seq)
+{
+	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 		      uint32_t cum_psn, uint32_t rx_high, uint32_t rate_mbps,
 		      const uint8_t sack[MROCE_SACK_BYTES])
 {
-	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
+	uint32_t seq = seq_begin(rp);
 
-	/* odd: readers that start now give up; the fence keeps the data
-	 * stores below from being seen before the odd value */
-	__atomic_store_n(&rp->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	rp->gen = gen;
 	rp->flags = flags;
 	rp->cum_psn = cum_psn;
@@ -224,21 +238,17 @@ void mroce_rx_publish(struct mroce_rx_path *rp, uint8_t gen, uint8_t flags,
 		memcpy(rp->sack, sack, MROCE_SACK_BYTES);
 	else
 		memset(rp->sack, 0, MROCE_SACK_BYTES);
-	/* even again, after (release) every data store */
-	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
+	seq_end(rp, seq);
 }
 
 void mroce_rx_publish_ack(struct mroce_rx_path *rp, uint32_t ack_cum,
 			  uint32_t lost_at_us)
 {
-	uint32_t seq = __atomic_load_n(&rp->seq, __ATOMIC_RELAXED);
+	uint32_t seq = seq_begin(rp);
 
-	/* the sequence lock of mroce_rx_publish() */
-	__atomic_store_n(&rp->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	rp->ack_cum = ack_cum;
 	rp->ack_lost_us = lost_at_us;
-	__atomic_store_n(&rp->seq, seq + 2, __ATOMIC_RELEASE);
+	seq_end(rp, seq);
 }
 
 void mroce_xdp_sb_publish(const struct mroce_xdp_maps *m, uint32_t slot,

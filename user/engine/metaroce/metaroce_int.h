@@ -589,6 +589,8 @@ void mr_path_explore(struct mroce_engine *e, struct mr_conn *c,
 /* Receive-side SACK bookkeeping (exposed for unit tests): records PSN
  * rx_cum + d (d in [0, MROCE_SACK_BITS]) as received. */
 void mr_rx_mark(struct mr_path *p, uint32_t d);
+/* The receive SACK bitmap as the wire carries it (struct mroce_ackh). */
+void mr_sack_bytes(const struct mr_path *p, uint8_t out[MROCE_SACK_BYTES]);
 void mr_rx_path_reset(struct mr_conn *c, struct mr_path *p, int slot,
 		      uint8_t gen);
 void mr_ack_want(const struct mroce_engine *e, struct mr_path *p,

@@ -36,8 +36,7 @@ void mr_pub_rx(struct mroce_engine *e, const struct mr_conn *c, int slot)
 	r.cum_psn = p->rx_cum;
 	r.rx_high = p->rx_high;
 	r.rate_mbps = c->pub_rate_mbps;
-	for (int i = 0; i < MROCE_SACK_BYTES; i++)
-		r.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
+	mr_sack_bytes(p, r.sack);
 	e->pub.rx(e->pub.ctx, &r);
 }
 

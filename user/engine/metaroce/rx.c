@@ -52,6 +52,12 @@ static void sack_shr(struct mr_path *p, uint32_t k)
 	p->sack[n - 1] >>= k;
 }
 
+void mr_sack_bytes(const struct mr_path *p, uint8_t out[MROCE_SACK_BYTES])
+{
+	for (int i = 0; i < MROCE_SACK_BYTES; i++)
+		out[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
+}
+
 /* Record PSN cum + d as received (d in [0, 256]). */
 void mr_rx_mark(struct mr_path *p, uint32_t d)
 {

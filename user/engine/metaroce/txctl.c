@@ -40,8 +40,7 @@ static void ack_fill(struct mroce_engine *e, struct mr_conn *c, int slot,
 	pk->ack.rate_mbps = share > UINT32_MAX ? UINT32_MAX : (uint32_t)share;
 	pk->ack.ce_count = p->rx_ce;
 	pk->ack.flags = p->ack_flags;
-	for (int i = 0; i < MROCE_SACK_BYTES; i++)
-		pk->ack.sack[i] = (uint8_t)(p->sack[i / 8] >> (8 * (i % 8)));
+	mr_sack_bytes(p, pk->ack.sack);
 }
 
 /* A port of ours that carries no data of ours has nothing to tell us
