@@ -69,6 +69,15 @@ struct mroce_engine_cfg {
 				 * set it: libmroce and mroced use
 				 * MROCE_EP_SW_JITTER_US (user/endpoint/endpoint.h);
 				 * see docs/engine.md */
+	/* Testing (the simulator's --psn and --gen): when isn_fixed, every
+	 * MetaRoCE connection's transmit ISN is isn, and every path slot
+	 * starts at generation first_gen (both ends must agree: a receiver
+	 * takes path 0 to start there), so that a run crosses the 32-bit
+	 * PSN wrap and the 8-bit generation wrap where it chooses. Off (0)
+	 * in production: random ISN, generation 0. */
+	bool isn_fixed;
+	uint32_t isn;
+	uint8_t first_gen;
 };
 
 /* Fill defaults for every zero field. */
@@ -324,6 +333,11 @@ struct mroce_path_info {
 	uint32_t cwnd_pkts;
 	uint32_t inflight;
 	uint64_t tx_pkts, retransmits, ce_marks;
+	/* MetaRoCE: the path's next PSN to send and the newest PSN of its
+	 * receive side (both 32 bits; the simulator's wrap tests watch them
+	 * cross 2^32). RoCEv2: one past the QP's highest PSN sent and the
+	 * PSN it expects next (24 bits). */
+	uint32_t next_psn, rx_psn;
 };
 
 /* MetaRoCE: info on path `idx` of the connection to `peer`. RoCEv2: idx 0

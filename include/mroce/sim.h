@@ -66,7 +66,20 @@ struct mroce_sim_link_cfg {
 	double dup;		/* duplication probability */
 	double corrupt;		/* probability of flipping one byte */
 	uint64_t blackhole_at;	/* drop everything from this time on */
+	uint64_t flap_ns;	/* non-zero: from blackhole_at on the plane
+				 * flaps instead, down flap_ns, up flap_ns,
+				 * down again... (a link that keeps failing
+				 * and coming back) */
 };
+
+/* Does link configuration c drop everything at `now`? */
+static inline bool mroce_sim_link_down(const struct mroce_sim_link_cfg *c,
+				       uint64_t now)
+{
+	if (now < c->blackhole_at)
+		return false;
+	return !c->flap_ns || (now - c->blackhole_at) / c->flap_ns % 2 == 0;
+}
 
 struct mroce_sim_net_cfg {
 	uint32_t nhosts;
@@ -168,6 +181,9 @@ void mroce_sim_net_pool(const struct mroce_sim_net *n, uint64_t *allocated,
 enum mroce_sim_op {
 	MROCE_SIM_OP_WRITE = 0,	/* RDMA WRITE; checked at the sender's CQE */
 	MROCE_SIM_OP_SEND = 1,	/* SEND into posted receives */
+	MROCE_SIM_OP_READ = 2,	/* RDMA READ of host 0's memory, which its
+				 * application filled with the pattern;
+				 * checked at the reader's CQE */
 };
 
 struct mroce_sim;
@@ -186,7 +202,12 @@ struct mroce_sim_cfg {
 	uint16_t mtu;		/* engine MTU (0: engine default) */
 	uint8_t engine_paths;	/* MetaRoCE paths per connection (0: default) */
 	uint32_t rto_min_us;	/* 0: engine default */
-	int64_t start_psn;	/* RoCEv2 sq/rq PSN; < 0: random per QP */
+	int64_t start_psn;	/* < 0: random. RoCEv2: every QP's sq/rq PSN
+				 * (the low 24 bits); MetaRoCE: the first
+				 * PSN of every connection's path slot 0 at
+				 * first_gen (32 bits; sets engine cfg isn) */
+	uint8_t first_gen;	/* MetaRoCE: every path slot's first
+				 * generation (engine cfg first_gen; 0) */
 	uint64_t time_limit_ns;	/* liveness: must finish before this */
 	uint64_t stall_ns;	/* liveness: some progress this often */
 	uint64_t drain_ns;	/* after the last completion, keep running

@@ -10,6 +10,7 @@
  */
 #include "../harness.h"
 #include "mroce/engine.h"
+#include "mroce/abi.h"
 #include "mroce/sim.h"
 
 #include <stdio.h>
@@ -139,9 +140,24 @@ static void s_shared_incast(struct mroce_sim_cfg *c, uint8_t t)
 
 static void s_psn_wrap(struct mroce_sim_cfg *c, uint8_t t)
 {
-	/* RoCEv2 PSNs wrap at 2^24 after 16 packets, under 2% loss */
-	c->start_psn = 0xfffff0;
+	/* PSNs wrap after 16 packets, under 2% loss: RoCEv2's at 2^24 (the
+	 * low 24 bits), MetaRoCE's path slot 0 at 2^32 (metaroce_wrap__*
+	 * show that it crossed) */
+	c->start_psn = 0xfffffff0;
 	each_path(c, 0.02, 0, 0);
+}
+
+static void s_read(struct mroce_sim_cfg *c, uint8_t t)
+{
+	/* RDMA READ: the responses come from the other engine */
+	c->op = MROCE_SIM_OP_READ;
+	each_path(c, 0.02, 0.01, 0);
+}
+
+static void s_psn_wrap_read(struct mroce_sim_cfg *c, uint8_t t)
+{
+	s_psn_wrap(c, t);
+	c->op = MROCE_SIM_OP_READ;
 }
 
 static void s_tiny(struct mroce_sim_cfg *c, uint8_t t)
@@ -189,6 +205,8 @@ static const struct scenario scenarios[] = {
 	{ "shared_incast", s_shared_incast, ok },
 	{ "streams", s_streams, ok },
 	{ "psn_wrap", s_psn_wrap, ok },
+	{ "read", s_read, ok },
+	{ "psn_wrap_read", s_psn_wrap_read, ok },
 	{ "tiny", s_tiny, ok },
 	{ "huge", s_huge, ok },
 	{ "send", s_send, ok },
@@ -313,6 +331,149 @@ START_TEST(sim_trace__periodic_and_read_only)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Wrap-arounds: MetaRoCE's 32-bit path PSNs and 8-bit generations      */
+/* ------------------------------------------------------------------ */
+struct wrap_slot {
+	bool seen;
+	uint8_t gen;
+	uint32_t psn, rx;
+	uint32_t gens;			/* generations advanced */
+};
+
+struct wrap_watch {
+	struct wrap_slot slot[2][MROCE_MAX_PATHS]; /* [host][path slot] */
+	bool psn_crossed[2], rx_crossed[2], gen_crossed[2];
+};
+
+/* a -> b went over 2^32 forwards (by less than 2^31) */
+static bool crossed(uint32_t a, uint32_t b)
+{
+	return b < a && b - a < 0x80000000u;
+}
+
+/* Every trace tick (10 us): each path slot of host 1's connection to
+ * host 0 and of host 0's connection to host 1 (peer 0 on both). */
+static void watch_wrap(void *arg, struct mroce_sim *sim, uint64_t now)
+{
+	struct wrap_watch *w = arg;
+
+	for (int h = 0; h < 2; h++) {
+		struct mroce_path_info pi;
+
+		for (int i = 0;
+		     mroce_engine_path_info(mroce_sim_engine(sim, (uint32_t)h),
+					    0, i, &pi) == 0;
+		     i++) {
+			struct wrap_slot *s = &w->slot[h][i];
+
+			if (s->seen && pi.gen == s->gen) {
+				w->psn_crossed[h] |= crossed(s->psn,
+							     pi.next_psn);
+				w->rx_crossed[h] |= crossed(s->rx, pi.rx_psn);
+			}
+			if (s->seen && pi.gen != s->gen) {
+				s->gens += (uint8_t)(pi.gen - s->gen);
+				w->gen_crossed[h] |= pi.gen < s->gen;
+			}
+			s->seen = true;
+			s->gen = pi.gen;
+			s->psn = pi.next_psn;
+			s->rx = pi.rx_psn;
+		}
+	}
+}
+
+static uint32_t most_gens(const struct wrap_watch *w, int h)
+{
+	uint32_t m = 0;
+
+	for (int i = 0; i < MROCE_MAX_PATHS; i++)
+		if (w->slot[h][i].gens > m)
+			m = w->slot[h][i].gens;
+	return m;
+}
+
+static void wrap_run(struct mroce_sim_cfg *c, struct wrap_watch *w,
+		     struct mroce_sim_result *r)
+{
+	struct mroce_sim *sim;
+
+	memset(w, 0, sizeof(*w));
+	c->trace = watch_wrap;
+	c->trace_arg = w;
+	c->trace_ns = 10000;
+	ck_assert_int_eq(mroce_sim_create(c, &sim), 0);
+	ck_assert_int_eq(mroce_sim_run(sim, r), 0);
+	mroce_sim_destroy(sim);
+	ck_assert_msg(r->verdict == MROCE_SIM_OK, "%s", r->why);
+	ck_assert_uint_eq(r->completed_bytes, r->target_bytes);
+}
+
+static const uint8_t wrap_ops[] = { MROCE_SIM_OP_WRITE, MROCE_SIM_OP_READ,
+				    MROCE_SIM_OP_SEND };
+
+/* Path slot 0 of every connection starts 64 PSNs below 2^32, under 2%
+ * loss and 1% reordering-by-duplication on 4 planes, for WRITE, READ and
+ * SEND: every byte arrives, and slot 0's PSNs did cross 2^32 on the
+ * sending side and on the receiving side of the data (for READ the data
+ * comes from host 0, whose connection wraps too). */
+START_TEST(metaroce_wrap__psn_crosses_2_32_under_loss)
+{
+	uint8_t op = wrap_ops[_i % 3];
+	int data_from = op == MROCE_SIM_OP_READ ? 0 : 1;
+	struct mroce_sim_cfg c;
+	struct mroce_sim_result r;
+	struct wrap_watch w;
+
+	base(&c, MROCE_TRANSPORT_METAROCE, 2000 + (uint64_t)_i);
+	each_path(&c, 0.02, 0.01, 0);
+	c.op = op;
+	c.bytes = 4 << 20;	/* about 128 packets a path slot */
+	c.start_psn = 0xffffffc0;
+	wrap_run(&c, &w, &r);
+	ck_assert_msg(w.psn_crossed[data_from], "op %u: the sender of the "
+		      "data never crossed 2^32", op);
+	ck_assert_msg(w.rx_crossed[1 - data_from], "op %u: the receiver of "
+		      "the data never crossed 2^32", op);
+	ck_assert_uint_gt(r.retransmits, 0);
+}
+END_TEST
+
+/* A path slot's generation is 8 bits (gen_newer compares mod 256). The
+ * four planes flap, each down 500 us and up 500 us, out of phase (half
+ * the fabric is always up): a path is retired and re-rolled about every
+ * millisecond. Every slot starts at generation 250, and the run lasts
+ * until some slot of each engine has advanced past 256 generations: its
+ * counter went round 255 -> 0 at least once and came back to where it
+ * began. WRITE and READ; every byte is checked. */
+START_TEST(metaroce_wrap__generations_go_round_under_flapping_planes)
+{
+	uint8_t op = wrap_ops[_i % 2];
+	struct mroce_sim_cfg c;
+	struct mroce_sim_result r;
+	struct wrap_watch w;
+
+	base(&c, MROCE_TRANSPORT_METAROCE, 3000 + (uint64_t)_i);
+	c.op = op;
+	c.engine_paths = 4;
+	c.first_gen = 250;
+	c.bytes = 256ull << 20;
+	c.msg_size = 64 << 10;
+	c.outstanding = 16;
+	for (int i = 0; i < 4; i++) {
+		c.net.path[i].blackhole_at = 100000 + 250000ull * i;
+		c.net.path[i].flap_ns = 500000;
+	}
+	wrap_run(&c, &w, &r);
+	ck_assert(w.gen_crossed[0] && w.gen_crossed[1]);
+	ck_assert_msg(most_gens(&w, 1) > 256 && most_gens(&w, 0) > 256,
+		      "op %u: most generations of one slot: %u / %u (%llu "
+		      "re-rolls)", op, most_gens(&w, 1), most_gens(&w, 0),
+		      (unsigned long long)r.path_rerolls);
+}
+END_TEST
+
 MROCE_SUITE(scenarios_suite)
 Suite *scenarios_suite(void)
 {
@@ -323,6 +484,14 @@ Suite *scenarios_suite(void)
 	tcase_add_loop_test(tc, scenario__byte_exact_and_live, 0,
 			    NSCEN * 2 * NSEEDS);
 	tcase_add_test(tc, sim_trace__periodic_and_read_only);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("wrap");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, metaroce_wrap__psn_crosses_2_32_under_loss, 0,
+			    6);
+	tcase_add_loop_test(
+		tc, metaroce_wrap__generations_go_round_under_flapping_planes,
+		0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

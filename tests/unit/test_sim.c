@@ -180,6 +180,25 @@ START_TEST(mroce_sim_run__unused_plane_failure_needs_no_recovery)
 }
 END_TEST
 
+/* A flapping plane (flap_ns) is down for flap_ns from blackhole_at, up
+ * for flap_ns, down again; without flap_ns it stays down. */
+START_TEST(mroce_sim_link_down__blackhole_and_flap)
+{
+	struct mroce_sim_link_cfg l = { .blackhole_at = 1000 };
+
+	ck_assert(!mroce_sim_link_down(&l, 999));
+	ck_assert(mroce_sim_link_down(&l, 1000));
+	ck_assert(mroce_sim_link_down(&l, 1000000000));
+	l.flap_ns = 100;
+	ck_assert(!mroce_sim_link_down(&l, 999));
+	ck_assert(mroce_sim_link_down(&l, 1000));
+	ck_assert(mroce_sim_link_down(&l, 1099));
+	ck_assert(!mroce_sim_link_down(&l, 1100));
+	ck_assert(!mroce_sim_link_down(&l, 1199));
+	ck_assert(mroce_sim_link_down(&l, 1200));
+}
+END_TEST
+
 START_TEST(mroce_sim_run__runs_only_once)
 {
 	struct mroce_sim_cfg c;
@@ -272,6 +291,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, mroce_sim_run__clean_transfer_completes, 0, 2);
 	tcase_add_test(tc, mroce_sim_run__unused_plane_failure_needs_no_recovery);
 	tcase_add_test(tc, mroce_sim_run__runs_only_once);
+	tcase_add_test(tc, mroce_sim_link_down__blackhole_and_flap);
 	tcase_add_test(tc, mroce_sim_series__bins_add_up_to_completed_bytes);
 	tcase_add_loop_test(tc, mroce_sim_run__same_seed_same_digest, 0, 2);
 	tcase_add_loop_test(tc, mroce_sim_run__detects_a_wrong_byte, 0, 2);

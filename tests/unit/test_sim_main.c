@@ -61,7 +61,8 @@ START_TEST(main__bad_arguments_exit_2)
 	static const char *bad[] = {
 		"--transport tcp", "--loss 2", "--loss x", "--bytes 12Q",
 		"--blackhole 9@1", "--blackhole 1", "--paths 0",
-		"--rates 10,20 --paths 3", "--msg-size 0", "--op read",
+		"--rates 10,20 --paths 3", "--msg-size 0", "--op atomic",
+		"--gen 256", "--psn 0x100000000", "--flap-us 0",
 		"--no-such-option", "stray",
 	};
 
@@ -94,6 +95,21 @@ START_TEST(main__json_has_the_required_fields)
 	ck_assert_str_eq(field("integrity_ok", v, sizeof(v)), "true");
 	ck_assert_str_eq(field("completed_bytes", v, sizeof(v)), "262144");
 	ck_assert_ptr_nonnull(strstr(out, "\"path_share_ratio\":["));
+}
+END_TEST
+
+/* --op read with the wrap options and a flapping plane: a READ run that
+ * starts path slot 0 just below 2^32 at generation 254 completes with
+ * every byte checked. */
+START_TEST(main__read_across_the_wraps)
+{
+	char v[64];
+	int rc = sim("--op read --psn 0xffffffc0 --gen 254 --blackhole 1@0.02 "
+		     "--flap-us 100 --bytes 1M --msg-size 16K --json");
+
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+	ck_assert_str_eq(field("integrity_ok", v, sizeof(v)), "true");
+	ck_assert_str_eq(field("completed_bytes", v, sizeof(v)), "1048576");
 }
 END_TEST
 
@@ -186,6 +202,7 @@ Suite *sim_main_suite(void)
 	tcase_add_test(tc, main__help_is_a_manual);
 	tcase_add_test(tc, main__version_names_the_tool);
 	tcase_add_test(tc, main__bad_arguments_exit_2);
+	tcase_add_test(tc, main__read_across_the_wraps);
 	tcase_add_test(tc, main__json_has_the_required_fields);
 	tcase_add_test(tc, main__same_seed_same_digest);
 	tcase_add_test(tc, main__series_is_a_json_array);

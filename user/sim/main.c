@@ -54,6 +54,8 @@ static const char usage_text[] =
 "    --corrupt P        fraction of packets with one byte flipped (0)\n"
 "    --blackhole I@MS   plane I drops everything from MS ms of virtual\n"
 "                       time on (repeatable)\n"
+"    --flap-us U        the --blackhole planes flap instead: from MS on\n"
+"                       down U us, up U us, down again...\n"
 "    --host-gbps R      host access link rate (sum of the plane rates)\n"
 "    --host-delay-us D  host access link propagation (0.5)\n"
 "    --host-queue-kb K  receiver downlink queue limit, KiB (4096)\n"
@@ -65,11 +67,16 @@ static const char usage_text[] =
 "    --shared-leaf      put all senders behind one leaf (default: one\n"
 "                       leaf each, so only the receiver downlink is shared)\n"
 "    --outstanding N    work requests in flight per QP (16)\n"
-"    --op write|send    RDMA WRITE, or SEND into posted receives (write)\n"
+"    --op write|send|read  RDMA WRITE, SEND into posted receives, or RDMA\n"
+"                       READ of the receiver's memory (write)\n"
 "    --mtu M            engine MTU, payload bytes (engine default)\n"
 "    --engine-paths N   MetaRoCE paths per connection (engine default)\n"
 "    --rto-min-us U     engine minimum RTO (engine default)\n"
-"    --psn P            RoCEv2 initial PSN of every QP (random)\n"
+"    --psn P            first PSN (random): RoCEv2 every QP's (the low 24\n"
+"                       bits), MetaRoCE every connection's path slot 0's\n"
+"                       (32 bits): crosses the wrap on purpose\n"
+"    --gen G            MetaRoCE: every path slot's first generation, 0-255\n"
+"                       (0): crosses the generation wrap on purpose\n"
 "    --seed S           random seed (1)\n"
 "    --time-limit-ms T  fail if not finished by T ms virtual (10000)\n"
 "    --stall-ms T       fail if no completion for T ms virtual (500)\n"
@@ -183,9 +190,9 @@ enum {
 	O_TRANSPORT = 256, O_PATHS, O_RATE, O_RATES, O_DELAY, O_QUEUE, O_ECN,
 	O_LOSS, O_DUP, O_CORRUPT, O_BLACKHOLE, O_HOST_GBPS, O_HOST_DELAY,
 	O_HOST_QUEUE, O_HOST_ECN, O_BYTES, O_MSG, O_CONNS, O_SENDERS,
-	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_SEED,
+	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_GEN, O_SEED,
 	O_TLIMIT, O_STALL, O_BIN, O_JSON, O_BENCH, O_DRAIN, O_SERIES,
-	O_TRACE, O_BENCH_CRC,
+	O_TRACE, O_BENCH_CRC, O_FLAP,
 };
 
 static const struct option opts[] = {
@@ -200,6 +207,7 @@ static const struct option opts[] = {
 	{ "dup", required_argument, NULL, O_DUP },
 	{ "corrupt", required_argument, NULL, O_CORRUPT },
 	{ "blackhole", required_argument, NULL, O_BLACKHOLE },
+	{ "flap-us", required_argument, NULL, O_FLAP },
 	{ "host-gbps", required_argument, NULL, O_HOST_GBPS },
 	{ "host-delay-us", required_argument, NULL, O_HOST_DELAY },
 	{ "host-queue-kb", required_argument, NULL, O_HOST_QUEUE },
@@ -215,6 +223,7 @@ static const struct option opts[] = {
 	{ "engine-paths", required_argument, NULL, O_EPATHS },
 	{ "rto-min-us", required_argument, NULL, O_RTO },
 	{ "psn", required_argument, NULL, O_PSN },
+	{ "gen", required_argument, NULL, O_GEN },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "time-limit-ms", required_argument, NULL, O_TLIMIT },
 	{ "stall-ms", required_argument, NULL, O_STALL },
@@ -235,7 +244,7 @@ struct args {
 	bool json, bench, bench_crc, series, rates_set, paths_set, host_set;
 	double rates[MROCE_SIM_MAX_PATHS];
 	uint32_t nrates;
-	double rate_gbps, delay_us, loss, dup, corrupt;
+	double rate_gbps, delay_us, loss, dup, corrupt, flap_us;
 	uint32_t queue_kb, ecn_kb;
 	struct {
 		uint32_t path;
@@ -318,6 +327,9 @@ static bool parse_net(int o, const char *arg, struct args *a)
 	case O_BLACKHOLE:
 		parse_blackhole(a, arg);
 		return true;
+	case O_FLAP:
+		a->flap_us = parse_num("--flap-us", arg, 0.001, 1e9);
+		return true;
 	case O_HOST_GBPS:
 		c->net.host.rate_bps = (uint64_t)(parse_num(
 			"--host-gbps", arg, 0.001, 1e5) * 1e9);
@@ -376,8 +388,10 @@ static bool parse_load(int o, const char *arg, struct args *a)
 			c->op = MROCE_SIM_OP_WRITE;
 		else if (!strcmp(arg, "send"))
 			c->op = MROCE_SIM_OP_SEND;
+		else if (!strcmp(arg, "read"))
+			c->op = MROCE_SIM_OP_READ;
 		else
-			bad_arg("--op: '%s' is neither write nor send", arg);
+			bad_arg("--op: '%s' is not write, send or read", arg);
 		return true;
 	case O_SEED:
 		c->seed = parse_size("--seed", arg, 0, UINT64_MAX);
@@ -404,7 +418,10 @@ static bool parse_engine(int o, const char *arg, struct args *a)
 						    1e7);
 		return true;
 	case O_PSN:
-		c->start_psn = (int64_t)parse_num("--psn", arg, 0, 0xffffff);
+		c->start_psn = (int64_t)parse_num("--psn", arg, 0, 0xffffffff);
+		return true;
+	case O_GEN:
+		c->first_gen = (uint8_t)parse_num("--gen", arg, 0, 255);
 		return true;
 	case O_TLIMIT:
 		c->time_limit_ns = (uint64_t)(parse_num(
@@ -488,6 +505,8 @@ static void apply_net(struct args *a)
 				c->net.npaths);
 		c->net.path[a->bh[i].path].blackhole_at =
 			(uint64_t)(a->bh[i].ms * 1e6);
+		c->net.path[a->bh[i].path].flap_ns =
+			(uint64_t)(a->flap_us * 1000);
 	}
 	if (!a->host_set) {
 		uint64_t sum = 0;

@@ -413,7 +413,7 @@ static void link_enqueue(struct mroce_sim_net *n, struct link *l,
 	uint64_t wire = (uint64_t)p->len + MROCE_SIM_WIRE_OVERHEAD;
 	uint64_t backlog, dep;
 
-	if (now >= c->blackhole_at) {
+	if (mroce_sim_link_down(c, now)) {
 		l->st.drop_blackhole++;
 		drop(n, p);
 		return;

@@ -19,9 +19,11 @@
  * sender writes the pattern into its slot before posting; the receiver's
  * slot is compared with it when the WR completes (WRITE: at the sender's
  * CQE, which RC semantics allow only after placement; SEND: at the
- * receive CQE). A slot is reused only after that check, and a stale
- * write into it would break the next check because the pattern depends
- * on the stream offset.
+ * receive CQE). READ turns it round: host 0's slot gets the pattern and
+ * the reader's slot its complement when the READ is posted, and the
+ * reader's slot is compared at its CQE. A slot is reused only after that
+ * check, and a stale write into it would break the next check because
+ * the pattern depends on the stream offset.
  *
  * This file: configuration defaults, violations, the QP lookup, the host
  * NIC and timers, set-up and the run loop. The application (posting and
@@ -368,6 +370,14 @@ static int host_setup(struct mroce_sim *s, struct host *h, uint32_t npeers,
 	ec.max_mrs = 4;
 	ec.link_bps = s->cfg.net.host.rate_bps;
 	ec.rto_min_us = s->cfg.rto_min_us;
+	if (s->cfg.start_psn >= 0) {
+		/* the ISN that makes path slot 0's first generation start
+		 * at start_psn */
+		ec.isn_fixed = true;
+		ec.isn = (uint32_t)s->cfg.start_psn -
+			 mroce_path_isn(0, 0, s->cfg.first_gen);
+	}
+	ec.first_gen = s->cfg.first_gen;
 	mroce_engine_cfg_default(&ec);
 	err = mroce_engine_create(&ec, &h->e);
 	if (err)
@@ -382,7 +392,8 @@ static int host_setup(struct mroce_sim *s, struct host *h, uint32_t npeers,
 		return -ENOMEM;
 	err = mroce_reg_mr(h->e, h->mem, h->memlen,
 			   MROCE_ACCESS_LOCAL_WRITE |
-				   MROCE_ACCESS_REMOTE_WRITE,
+				   MROCE_ACCESS_REMOTE_WRITE |
+				   MROCE_ACCESS_REMOTE_READ,
 			   &h->mr);
 	return err;
 }
@@ -395,7 +406,8 @@ static int qp_bringup(struct mroce_sim *s, struct host *h, uint32_t qpn,
 	int err;
 
 	a.state = MROCE_QPS_INIT;
-	a.access = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE;
+	a.access = MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |
+		   MROCE_ACCESS_REMOTE_READ;
 	err = mroce_modify_qp(h->e, qpn, &a,
 			      MROCE_QP_STATE | MROCE_QP_ACCESS_FLAGS, 0);
 	if (err)
@@ -515,7 +527,7 @@ int mroce_sim_create(const struct mroce_sim_cfg *cfg, struct mroce_sim **out)
 	    cfg->msg_size == 0 || cfg->outstanding == 0 ||
 	    (cfg->transport != MROCE_TRANSPORT_METAROCE &&
 	     cfg->transport != MROCE_TRANSPORT_ROCEV2) ||
-	    cfg->op > MROCE_SIM_OP_SEND ||
+	    cfg->op > MROCE_SIM_OP_READ ||
 	    (uint64_t)cfg->senders * cfg->conns > 1000000)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The simulation's application: keeps a fixed number of WRITEs or SENDs in
- * flight on every QP, fills each message with the stream's pattern and
- * checks every byte at completion (see sim.c for the data rules), and
+ * The simulation's application: keeps a fixed number of WRITEs, SENDs or
+ * READs in flight on every QP, fills each message with the stream's
+ * pattern and checks every byte at completion (see sim.c for the data rules), and
  * records per-QP progress and fairness.
  */
 #include "sim_int.h"
@@ -30,6 +30,23 @@ static void fill_pattern(uint8_t *p, uint32_t conn, uint64_t off, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		p[i] = mroce_sim_pattern(conn, off + i);
+}
+
+/* Every byte differs from the pattern: a READ that placed nothing fails. */
+static void fill_not_pattern(uint8_t *p, uint32_t conn, uint64_t off,
+			     uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = (uint8_t)~mroce_sim_pattern(conn, off + i);
+}
+
+/* Where message idx of connection c lands: host 0's memory, or the
+ * reader's own for a READ. */
+uint8_t *sim_dst(const struct mroce_sim *s, const struct qpconn *c,
+		 uint64_t idx)
+{
+	return sim_slot(s->cfg.op == MROCE_SIM_OP_READ ? c->sbuf : c->rbuf, s,
+			idx);
 }
 
 /* Index of the first wrong byte, or -1. */
@@ -85,8 +102,9 @@ void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now)
 		uint8_t *src = sim_slot(c->sbuf, s, i);
 		struct mroce_send_wr wr = {
 			.wr_id = i,
-			.opcode = s->cfg.op == MROCE_SIM_OP_SEND
-					  ? MROCE_WR_SEND
+			.opcode = s->cfg.op == MROCE_SIM_OP_SEND ? MROCE_WR_SEND
+				  : s->cfg.op == MROCE_SIM_OP_READ
+					  ? MROCE_WR_RDMA_READ
 					  : MROCE_WR_RDMA_WRITE,
 			.send_flags = MROCE_SEND_SIGNALED,
 			.sge = {
@@ -99,7 +117,14 @@ void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now)
 		};
 		int err;
 
-		fill_pattern(src, c->id, i * s->cfg.msg_size, len);
+		if (s->cfg.op == MROCE_SIM_OP_READ) {
+			/* host 0's application has the message ready */
+			fill_pattern(sim_slot(c->rbuf, s, i), c->id,
+				     i * s->cfg.msg_size, len);
+			fill_not_pattern(src, c->id, i * s->cfg.msg_size, len);
+		} else {
+			fill_pattern(src, c->id, i * s->cfg.msg_size, len);
+		}
 		err = mroce_post_send(h->e, c->sqpn, &wr, now);
 		if (err) {
 			sim_violation(s, MROCE_SIM_ENGINE,
@@ -140,7 +165,7 @@ static void inject_fault(struct mroce_sim *s, struct qpconn *c, uint64_t i)
 {
 	if (c->id == 0 && s->cfg.fault_msg >= 0 &&
 	    i == (uint64_t)s->cfg.fault_msg && sim_msg_len(s, i))
-		sim_slot(c->rbuf, s, i)[sim_msg_len(s, i) / 2] ^= 0x40;
+		sim_dst(s, c, i)[sim_msg_len(s, i) / 2] ^= 0x40;
 }
 
 static void on_send_wc(struct mroce_sim *s, struct qpconn *c,
@@ -164,18 +189,20 @@ static void on_send_wc(struct mroce_sim *s, struct qpconn *c,
 			  (unsigned long long)i);
 		return;
 	}
-	if (s->cfg.op == MROCE_SIM_OP_WRITE) {
+	if (s->cfg.op != MROCE_SIM_OP_SEND) {
+		bool rd = s->cfg.op == MROCE_SIM_OP_READ;
 		int64_t bad;
 
 		inject_fault(s, c, i);
-		bad = sim_check_pattern(sim_slot(c->rbuf, s, i), c->id,
+		bad = sim_check_pattern(sim_dst(s, c, i), c->id,
 					    i * s->cfg.msg_size, len);
 
 		if (bad >= 0) {
 			sim_violation(s, MROCE_SIM_INTEGRITY,
-				  "conn %u: WRITE %llu byte %lld wrong at the "
-				  "receiver", c->id, (unsigned long long)i,
-				  (long long)bad);
+				  "conn %u: %s %llu byte %lld wrong at the "
+				  "%s", c->id, rd ? "READ" : "WRITE",
+				  (unsigned long long)i, (long long)bad,
+				  rd ? "reader" : "receiver");
 			return;
 		}
 	}

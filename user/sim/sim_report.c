@@ -117,7 +117,7 @@ static double capacity_bps(const struct mroce_sim *s, uint64_t at)
 	double planes = 0, host = (double)n->host.rate_bps, k;
 
 	for (uint32_t i = 0; i < n->npaths; i++)
-		if (n->path[i].blackhole_at > at)
+		if (!mroce_sim_link_down(&n->path[i], at))
 			planes += (double)n->path[i].rate_bps;
 	k = s->cfg.shared_leaf ? 1 : s->cfg.senders;
 	planes *= k;
@@ -290,7 +290,7 @@ void sim_final_sweep(struct mroce_sim *s)
 				     : 0;
 
 		for (; k < c->nmsgs; k++) {
-			int64_t bad = sim_check_pattern(sim_slot(c->rbuf, s, k), c->id,
+			int64_t bad = sim_check_pattern(sim_dst(s, c, k), c->id,
 						    k * s->cfg.msg_size,
 						    sim_msg_len(s, k));
 

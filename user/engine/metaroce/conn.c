@@ -66,10 +66,13 @@ struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 			      (uint32_t)peer;
 	while (c->local_id == 0);
 	c->tx_isn = mroce_rng_u32(e);
+	if (e->cfg.isn_fixed)
+		c->tx_isn = e->cfg.isn;
 	for (int i = 0; i < MR_TXE_MAX / 64; i++)
 		c->txe_free[i] = ~0ull;
 	for (int i = 0; i < np; i++) {
 		c->path[i].ring = rings + (size_t)i * MR_PATH_WIN;
+		c->path[i].gen = e->cfg.first_gen;
 		mr_path_tx_init(e, c, i);
 	}
 	mr_pub_reset(e, (uint32_t)peer);
@@ -528,6 +531,8 @@ static int mr_path_info(const struct mroce_engine *e, int peer, int idx,
 	out->tx_pkts = p->tx_pkts;
 	out->retransmits = p->retransmits;
 	out->ce_marks = p->ce_marks;
+	out->next_psn = p->next_psn;
+	out->rx_psn = p->rx_high;
 	return 0;
 }
 

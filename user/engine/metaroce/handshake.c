@@ -170,7 +170,8 @@ int mr_tx_handshake(struct mroce_engine *e, struct mr_conn *c,
 		 * initiator sends at most MR_FIRST_FLIGHT packets before it
 		 * has one. */
 		if (!c->path[0].rx_valid)
-			mr_rx_path_reset(c, &c->path[0], 0, 0);
+			mr_rx_path_reset(c, &c->path[0], 0,
+					 e->cfg.first_gen);
 		c->path[0].rx_sport = c->path[0].sport;
 		c->ack_accept = 1;
 		mr_ack_want(e, &c->path[0], true, now);

@@ -335,6 +335,8 @@ static int rv2_path_info(const struct mroce_engine *e, int peer, int idx,
 		out->tx_pkts = q->tx_pkts;
 		out->retransmits = q->retransmits;
 		out->ce_marks = q->ce_marks;
+		out->next_psn = q->sent_hw;
+		out->rx_psn = q->epsn;
 		return 0;
 	}
 	return -ENOENT;
