@@ -255,16 +255,28 @@ bw() {
 	CPU=-
 	[ -n "$pc" ] && [ -n "$ps" ] &&
 		CPU=$(awk -v a="$pc" -v b="$ps" -v c="$d0" -v d="$d1" 'BEGIN { printf "%.3f", a + b + d - c }')
-	[ -n "$GBPS" ] || GBPS=0
+	# a failed or empty measurement is "-", never 0
+	[ $RC -eq 0 ] && [ -n "$GBPS" ] || GBPS=-
 	[ -n "$RETX" ] || RETX=-
 }
 # eff GBPS CPU: Gbit moved per CPU-second ("-" when unknown)
 eff() { awk -v g="$1" -v c="$2" -v s="$SECS" 'BEGIN { if (g > 0 && c > 0) printf "%.3f", g * s / c; else print "-" }'; }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
+# ratio A B: A / B, "-" when either is missing ("-" or empty) or B <= 0
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+	if (a == "-" || a == "" || b == "-" || b == "" || b + 0 <= 0) print "-"
+	else printf "%.3f", a / b }'; }
+# meets R OP T: yes / NO; a missing measurement ("-") never meets a target
 meets() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
-	if (a == "-") { print "-"; exit }
+	if (a == "-" || a == "") { print "NO"; exit }
 	if (op == ">=") print (a >= b ? "yes" : "NO"); else print (a <= b ? "yes" : "NO") }'; }
+# drops [PATH]: packets the fabric's nftables rules (random loss,
+# blackhole) dropped so far on PATH, or on every path; both directions
+drops() {
+	bash $FABRIC counters --prefix "$PREFIX" | awk -F= -v j="${1:-}" '
+		$1 ~ /_DROP(12|21)$/ && (j == "" || $1 ~ "^FABRIC_P" j "_") { n += $2 }
+		END { print n + 0 }'
+}
 rate_gbps() { # 300mbit -> 0.3
 	awk -v r="$1" 'BEGIN { n = r + 0; u = substr(r, length(n "") + 1, 1)
 		m = (u == "k") ? 1e3 : (u == "m") ? 1e6 : (u == "g") ? 1e9 : 1
@@ -284,7 +296,7 @@ row() { ROWS+=("$1|$2|$3|$4|$5|$6|$7|$8"); }
 
 # ---------------------------------------------------------------- ceiling
 # blast_once: one unreliable AF_XDP blast of SECS seconds; CEIL = its
-# goodput (received packets x 8192 B), 0 when it failed.
+# goodput (received packets x 8192 B), "-" when it failed.
 blast_once() {
 	rm -f "$TMP/ready"
 	$(pin_of "$NS_B") ip netns exec "$NS_B" "$BLAST" --rx --ifname eth0 --size 8192 \
@@ -297,7 +309,9 @@ blast_once() {
 		>"$TMP/blast-tx" 2>&1
 	wait $BRX
 	MPPS=$(sed -n 's/.*"rate_mpps":\([0-9.]*\).*/\1/p' "$TMP/blast-rx")
-	CEIL=$(awk -v p="${MPPS:-0}" 'BEGIN { printf "%.3f", p * 1e6 * 8192 * 8 / 1e9 }')
+	CEIL=-
+	[ -n "$MPPS" ] &&
+		CEIL=$(awk -v p="$MPPS" 'BEGIN { printf "%.3f", p * 1e6 * 8192 * 8 / 1e9 }')
 	awk -v p="${MPPS:-0}" 'BEGIN { exit !(p > 0) }' || { echo "bench_e2e.sh: blast failed: $(cat "$TMP/blast-rx" "$TMP/blast-tx")" >&2; FAIL=1; }
 }
 
@@ -353,7 +367,7 @@ NMODES=$(echo $MODES | wc -w)
 tag() { [ "$NMODES" -gt 1 ] && echo " ($1)"; } # row suffix with two modes
 declare -A G R E RES BHP L50 L99 GS CPUS EFFS
 declare -a CEILS
-declare -A RCLEAN RLOSS RLOSS2 RMODE RTR
+declare -A RCLEAN RLOSS RLOSS2 RMODE RTR LDROPS BHDROPS
 for round in $(seq "$ROUNDS"); do
 	log "round $round/$ROUNDS: ceiling: AF_XDP blast, 8192-byte payloads, $SECS s"
 	daemons_stop
@@ -376,7 +390,9 @@ for round in $(seq "$ROUNDS"); do
 		impair_all --loss 0.01
 		for tr in metaroce rocev2; do
 			log "round $round/$ROUNDS: $m: 1% loss: $tr write_bw"
+			d0=$(drops)
 			bw $tr
+			LDROPS[$m.$tr]=$(($(drops) - d0))
 			k=$m.$tr.loss
 			GS[$k]+=" $GBPS" R[$k]=$RETX E[$k]=${E[$k]:-$ERR}
 			eval "L_${m}_$tr=$GBPS"
@@ -426,9 +442,12 @@ for m in $MODES; do
 	rn=""
 	# shellcheck disable=SC2086
 	[ "$ROUNDS" -gt 1 ] && rn="median round (ratios $(spread ${RLOSS[$m]})); "
+	# the impairment must have happened: the fabric dropped packets
+	mt=$(meets "$r" ">=" 0.9)
+	[ "${LDROPS[$m.metaroce]:-0}" -gt 0 ] || mt="NO (nothing dropped)"
 	row "1% loss goodput Gb/s$(tag "$m")" "${G[$m.metaroce.loss]}" "${G[$m.rocev2.loss]}" \
-		"own clean" "$r (rocev2 $r2)" ">= 0.9" "$(meets "$r" ">=" 0.9)" \
-		"${rn}retransmits ${R[$m.metaroce.loss]} / ${R[$m.rocev2.loss]} (last round)${E[$m.metaroce.loss]:+ metaroce: ${E[$m.metaroce.loss]}}${E[$m.rocev2.loss]:+ rocev2: ${E[$m.rocev2.loss]}}"
+		"own clean" "$r (rocev2 $r2)" ">= 0.9" "$mt" \
+		"${rn}fabric drops ${LDROPS[$m.metaroce]:-0} / ${LDROPS[$m.rocev2]:-0}, retransmits ${R[$m.metaroce.loss]} / ${R[$m.rocev2.loss]} (last round)${E[$m.metaroce.loss]:+ metaroce: ${E[$m.metaroce.loss]}}${E[$m.rocev2.loss]:+ rocev2: ${E[$m.rocev2.loss]}}"
 	row "clean efficiency Gbit per CPU-s$(tag "$m")" "${G[$m.metaroce.clean.eff]}" "${G[$m.rocev2.clean.eff]}" \
 		"-" "-" "-" "-" "both hosts' mroce_perf$([ "$m" = daemon ] && echo " and mroced") (user + system); median round"
 done
@@ -460,6 +479,10 @@ for m in $MODES; do
 	r=$(ratio "${G[$m.metaroce.rate]}" "$(awk -v r="$RG" 'BEGIN { print 4 * r }')")
 	r2=$(ratio "${G[$m.rocev2.rate]}" "$RG")
 	m1=$(meets "$r" ">=" 0.85) m2=$(meets "$r2" "<=" 1.0)
+	# the impairment must have happened: no run beat the limit it had
+	# (10% for the token bucket's burst and the measuring edges)
+	awk -v g="${G[$m.metaroce.rate]}" -v r="$RG" 'BEGIN { exit !(g != "-" && g > 4.4 * r) }' &&
+		m1="NO (above 4R: the limit did not hold)"
 	rn=""
 	# shellcheck disable=SC2086
 	[ "$ROUNDS" -gt 1 ] && rn="median of $ROUNDS runs (metaroce $(spread ${GS[$m.metaroce.rate]}) Gb/s)"
@@ -479,7 +502,7 @@ for m in $MODES; do
 	daemons_start
 	for tr in metaroce rocev2; do
 		log "blackhole: $m: $tr write_bw, busiest path blackholed 1 s in"
-		BH=
+		BH="" BHD=0
 		if perf_start "$tr" write_bw -s "$SIZE" -D "$SECS" --report_gbits; then
 			for _ in $(seq 200); do
 				grep -q 'remote address' "$OUT" 2>/dev/null && break
@@ -495,26 +518,32 @@ for m in $MODES; do
 				d=$((b[j - 1] - a[j - 1]))
 				[ $d -le $max ] || { max=$d BH=$j; }
 			done
+			bd0=$(drops "$BH")
 			bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole on >/dev/null
 			# dead until the data phase is over; then restored for
 			# the TCP control connection's closing handshake
 			while kill -0 "$CPID" 2>/dev/null && [ -z "$(col 1 "$OUT")" ]; do
 				sleep 0.05
 			done
+			BHD=$(($(drops "$BH") - bd0))
 			bash $FABRIC impair --prefix "$PREFIX" --path "$BH" --blackhole off >/dev/null
 		fi
 		perf_finish
 		GBPS=$(col 4 "$OUT")
-		G[$m.$tr.bh]=${GBPS:-0} E[$m.$tr.bh]=$ERR
+		[ $RC -eq 0 ] && [ -n "$GBPS" ] || GBPS=-
+		G[$m.$tr.bh]=$GBPS E[$m.$tr.bh]=$ERR BHDROPS[$m.$tr]=$BHD
 		if [ $RC -eq 0 ]; then RES[$m.$tr]="completed"; else RES[$m.$tr]="failed: $ERR"; fi
 		[ $RC -eq 0 ] || { [ $tr = metaroce ] && FAIL=1; }
 		BHP[$m.$tr]=${BH:-?}
 	done 2>/dev/null
 	daemons_stop
+	# met: MetaRoCE completed AND the blackhole dropped its packets
+	mt=NO
+	[ "${RES[$m.metaroce]}" = completed ] && mt=yes
+	[ "${BHDROPS[$m.metaroce]}" -gt 0 ] || mt="NO (the blackhole dropped nothing)"
 	row "path blackholed mid-run Gb/s$(tag "$m")" "${G[$m.metaroce.bh]}" "${G[$m.rocev2.bh]}" \
-		"-" "-" "metaroce completes" \
-		"$([ "${RES[$m.metaroce]}" = completed ] && echo yes || echo NO)" \
-		"metaroce (path ${BHP[$m.metaroce]}): ${RES[$m.metaroce]}; rocev2 (path ${BHP[$m.rocev2]}): ${RES[$m.rocev2]}"
+		"-" "-" "metaroce completes" "$mt" \
+		"metaroce (path ${BHP[$m.metaroce]}, ${BHDROPS[$m.metaroce]} packets dropped): ${RES[$m.metaroce]}; rocev2 (path ${BHP[$m.rocev2]}, ${BHDROPS[$m.rocev2]} dropped): ${RES[$m.rocev2]}"
 done
 
 # ---------------------------------------------------------------- latency
@@ -644,9 +673,9 @@ fi
 if [ $JSON -eq 1 ]; then
 	printf '{"backend":"%s","modes":"%s","pin":%s,"seconds":%s,"size":%s,"rate":"%s",' \
 		"$BACKEND" "$MODES" "$([ "$PIN" -eq 1 ] && echo true || echo false)" "$SECS" "$SIZE" "$RATE"
-	printf '"rounds":%s,"ceiling_gbps":%s,' "$ROUNDS" "${CEIL/#-/null}"
-	printf '"rounds_ceiling_gbps":[%s],' "$(IFS=,; echo "${CEILS[*]}")"
 	jlist() { echo $1 | sed 's/-/null/g; s/ /,/g'; } # "a b -" -> a,b,null
+	printf '"rounds":%s,"ceiling_gbps":%s,' "$ROUNDS" "${CEIL/#-/null}"
+	printf '"rounds_ceiling_gbps":[%s],' "$(jlist "${CEILS[*]}")"
 	printf '"by_mode":{'
 	first=1
 	for m in $MODES; do
@@ -666,7 +695,7 @@ if [ $JSON -eq 1 ]; then
 			metaroce.rate rocev2.rate metaroce.bh rocev2.bh; do
 			[ $f2 -eq 1 ] || printf ','
 			f2=0
-			v=${G[$m.$k]:-0}
+			v=${G[$m.$k]:--}
 			printf '"%s":%s' "$k" "${v/#-/null}"
 		done
 		printf '},"efficiency_gbit_per_cpu_s":{"metaroce":%s,"rocev2":%s},' \

@@ -58,7 +58,9 @@ FAILED=0
 
 # jf FIELD: one field of the single-line JSON object on stdin
 jf() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,}\"]*\).*/\1/p"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f%%", 100 * a / b; else print "n/a" }'; }
+# ratio A B: A / B in %; "n/a" when either is missing (a failed run)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+	if (a != "" && a != "-" && b != "" && b != "-" && b + 0 > 0) printf "%.1f%%", 100 * a / b; else print "n/a" }'; }
 
 # run NAME ARGS...: runs mroce_sim --json, keeps the output in OUT_<NAME>
 run() {
@@ -78,9 +80,14 @@ run() {
 			echo "run $name failed (exit $rc): $(echo "$out" | jf why)" >&2
 		fi
 	fi
+	# a failed run that printed no result still has a verdict to show
+	if [ $rc -ne 0 ]; then
+		case $out in *'"verdict"'*) ;; *) out="{\"verdict\":\"failed (exit $rc)\"}" ;; esac
+	fi
 	printf -v "OUT_$name" '%s' "$out"
 }
-get() { local v="OUT_$1"; echo "${!v}" | jf "$2"; }
+# get RUN FIELD: one field of a run's result; "-" when it has none
+get() { local v="OUT_$1" r; r=$(echo "${!v}" | jf "$2"); echo "${r:--}"; }
 
 COMMON=(--paths 4 --rate-gbps 100 --delay-us 2 --msg-size 64K --bytes "$BYTES")
 
@@ -89,8 +96,10 @@ COMMON=(--paths 4 --rate-gbps 100 --delay-us 2 --msg-size 64K --bytes "$BYTES")
 # loss-free goodput, a plane blackholed half-way: no error completion and
 # back to 90% of the surviving capacity within 10 RTTs.
 if [ "$SEEDTAB" = 1 ]; then
-	pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "0" }'; }
-	ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+	# a failed run's cell is "-", which meets no target
+	pct() { awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a != "" && a != "-" && b != "" && b != "-" && b + 0 > 0) printf "%.1f", 100 * a / b; else print "-" }'; }
+	ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "-" && b != "-" && a + 0 >= b + 0) }'; }
 	echo "## MetaRoCE across seeds ($BYTES, 4 x 100 Gbit/s planes)"
 	echo
 	echo "| seed | loss-free % of 400 Gbit/s | 1% loss, % of loss-free | 5% loss, % of loss-free | plane blackholed: recovery RTTs | all targets |"
@@ -101,10 +110,21 @@ if [ "$SEEDTAB" = 1 ]; then
 		run clean --transport metaroce "${COMMON[@]}"
 		run loss1 --transport metaroce "${COMMON[@]}" --loss 0.01
 		run loss5 --transport metaroce "${COMMON[@]}" --loss 0.05
+		# the blackhole goes half-way through the clean run: without
+		# one there is no half-way, and the seed misses that target
 		vt=$(get clean virtual_time_us)
-		at=$(awk -v v="${vt:-1000}" 'BEGIN { printf "%.3f", v / 2000 }')
-		run bh --transport metaroce "${COMMON[@]}" --blackhole "1@$at"
+		[ "$(get clean verdict)" = ok ] || vt=-
+		if [ "$vt" != - ]; then
+			at=$(awk -v v="$vt" 'BEGIN { printf "%.3f", v / 2000 }')
+			run bh --transport metaroce "${COMMON[@]}" --blackhole "1@$at"
+		else
+			OUT_bh='{"verdict":"not run: the clean run failed"}'
+		fi
 		g=$(get clean goodput_gbps)
+		[ "$(get clean verdict)" = ok ] || g=-
+		for k in loss1 loss5; do
+			[ "$(get $k verdict)" = ok ] || printf -v "OUT_$k" '%s' '{"verdict":"failed"}'
+		done
 		c=$(pct "$g" 400)
 		l1=$(pct "$(get loss1 goodput_gbps)" "$g")
 		l5=$(pct "$(get loss5 goodput_gbps)" "$g")
@@ -128,12 +148,19 @@ if [ "$SEEDTAB" = 1 ]; then
 		case $miss in *5%*) ;; *) OK_L5=$((OK_L5 + 1)) ;; esac
 		case $miss in *blackhole*) ;; *) OK_BH=$((OK_BH + 1)) ;; esac
 	done
-	# A failed recovery is -1 RTTs: sorted as "never", above any count.
-	med() { printf '%s\n' "$@" | awk '{ print ($1 < 0) ? 1e9 : $1 }' | sort -g |
+	# med CELLS...: the median of a share column; a failed run ("-")
+	# sorts below every share, and a median that lands on one is "-".
+	# medrec CELLS...: of the recovery column, where a failed recovery
+	# (-1 RTTs, or "-": no run) sorts as "never", above any count.
+	med() { printf '%s\n' "$@" | awk '{ print ($1 == "-") ? -1e9 : $1 }' | sort -g |
+		awk '{ v[NR] = $1 }
+		END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		      if (m < 0) print "-"; else printf "%.1f\n", m }'; }
+	medrec() { printf '%s\n' "$@" | awk '{ print ($1 == "-" || $1 < 0) ? 1e9 : $1 }' | sort -g |
 		awk '{ v[NR] = $1 }
 		END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 		      if (m >= 1e9) print "never"; else printf "%.1f\n", m }'; }
-	echo "| median | $(med "${ALL_C[@]}") | $(med "${ALL_L1[@]}") | $(med "${ALL_L5[@]}") | $(med "${ALL_REC[@]}") | |"
+	echo "| median | $(med "${ALL_C[@]}") | $(med "${ALL_L1[@]}") | $(med "${ALL_L5[@]}") | $(medrec "${ALL_REC[@]}") | |"
 	echo "| seeds meeting the target | $OK_C of $N | $OK_L1 of $N | $OK_L5 of $N | $OK_BH of $N | $NOK of $N |"
 	exit $FAILED
 fi
@@ -147,7 +174,14 @@ done
 # blackhole one of 4 planes half-way through the clean transfer
 for t in metaroce rocev2; do
 	vt=$(get "${t}_clean" virtual_time_us)
-	at=$(awk -v v="${vt:-1000}" 'BEGIN { printf "%.3f", v / 2000 }')
+	if [ "$(get "${t}_clean" verdict)" != ok ] || [ "$vt" = - ]; then
+		# no clean run, no half-way point: the blackhole run is not made
+		FAILED=1
+		printf -v "OUT_${t}_bh" '%s' '{"verdict":"not run: the clean run failed"}'
+		eval "BH_${t}=- BHAT_${t}=-"
+		continue
+	fi
+	at=$(awk -v v="$vt" 'BEGIN { printf "%.3f", v / 2000 }')
 	# RoCEv2: the QP's one plane is the interesting one to lose; MetaRoCE
 	# sprays, so plane 1 is as good as any
 	bh=1
@@ -161,7 +195,11 @@ for t in metaroce rocev2; do
 done
 # RoCEv2 in MetaRoCE's run too: plane 1 at the same time (harmless to a
 # QP that hashed elsewhere)
-run rocev2_bh1 --transport rocev2 "${COMMON[@]}" --blackhole "1@$BHAT_metaroce"
+if [ "$BHAT_metaroce" != - ]; then
+	run rocev2_bh1 --transport rocev2 "${COMMON[@]}" --blackhole "1@$BHAT_metaroce"
+else
+	OUT_rocev2_bh1='{"verdict":"not run: the MetaRoCE clean run failed"}'
+fi
 
 for t in metaroce rocev2; do
 	run "${t}_incast" --transport $t "${COMMON[@]}" --senders 8 --bytes 8M
@@ -223,7 +261,7 @@ for n in metaroce_bh rocev2_bh rocev2_bh1; do
 	esac
 	pre=$(get "$n" pre_fail_gbps)
 	post=$(get "$n" post_fail_gbps)
-	echo "| $t | $plane | $pre | $post | $(ratio "$post" "$pre") | $(get "$n" fail_stall_us) | $(get "$n" recovery_us) | $(get "$n" recovery_rtts) | $(get "$n" error_completions) | $(get "$n" verdict) $(get "$n" why) |"
+	echo "| $t | $plane | $pre | $post | $(ratio "$post" "$pre") | $(get "$n" fail_stall_us) | $(get "$n" recovery_us) | $(get "$n" recovery_rtts) | $(get "$n" error_completions) | $(get "$n" verdict) $(get "$n" why | sed "s/^-$//") |"
 done
 echo
 echo "(recovery: from the failure to the start of the first window of"
@@ -257,7 +295,7 @@ echo "Gbit/s; 64 KiB per connection in 16 KiB WRITEs, 4 in flight."
 echo
 echo "| connections | engine memory per connection (bytes) | Jain (per-QP throughput) | Jain (bytes at first finish) | goodput Gbit/s | drops | result |"
 echo "|---|---|---|---|---|---|---|"
-echo "| $(get scale conns) | $(get scale mem_per_conn_bytes) | $(get scale jain_fairness_ratio) | $(get scale jain_first_finish_ratio) | $(get scale goodput_gbps) | $(get scale drops_tail) | $(get scale verdict) $(get scale why) |"
+echo "| $(get scale conns) | $(get scale mem_per_conn_bytes) | $(get scale jain_fairness_ratio) | $(get scale jain_first_finish_ratio) | $(get scale goodput_gbps) | $(get scale drops_tail) | $(get scale verdict) $(get scale why | sed "s/^-$//") |"
 echo
 echo "### Engine CPU cost (wall clock, this machine, 64 KiB WRITEs)"
 echo

@@ -59,6 +59,10 @@ rc=$?
 [ $rc -le 1 ] || fail "bench_sim --seeds exit $rc: $out"
 rows=$(echo "$out" | awk -F'|' '$2 ~ /^ [0-9]+ $/')
 [ "$(echo "$rows" | wc -l)" -eq 3 ] || fail "expected 3 seed rows: $out"
+# every run of the real simulator completed: every cell is a number
+echo "$rows" | awk -F'|' '{ for (c = 3; c <= 6; c++)
+	if ($c !~ /^ -?[0-9]+(\.[0-9]+)? $/) exit 1 }' ||
+	fail "a cell that is not a number (a failed run): $out"
 # exit status 1 exactly when a seed missed a target
 misses=$(echo "$rows" | grep -c missed)
 [ $((misses > 0)) -eq $rc ] || fail "exit $rc with $misses missed rows"
@@ -66,8 +70,34 @@ got=$(echo "$out" | awk -F'|' '$2 ~ /seeds meeting/ { print $7 }' | tr -d ' ')
 [ "$got" = "$((3 - misses))of3" ] || fail "'all targets' count '$got', $misses missed rows"
 for col in 3 4 5; do
 	med=$(echo "$rows" | awk -F'|' -v c=$col '{ print $c + 0 }' | sort -g | sed -n 2p)
-	got=$(echo "$out" | awk -F'|' -v c=$col '$2 ~ /median/ { print $c + 0 }')
+	got=$(echo "$out" | awk -F'|' -v c=$col '$2 ~ /median/ { gsub(/ /, "", $c); print $c }')
+	[[ $got =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "column $col: median '$got' is not a number"
 	awk -v a="$med" -v b="$got" 'BEGIN { exit !(a - b < 0.05 && b - a < 0.05) }' ||
 		fail "column $col: median $got, rows say $med"
 done
+
+# A simulator whose every run fails: every cell is "-", every seed misses
+# every target, the medians are "-" (never 0, never "yes"), exit 1.
+FAKE=$(mktemp -d /tmp/mroce-bench-scripts.XXXXXX)
+trap 'rm -rf "$FAKE"' EXIT
+mkdir -p "$FAKE/bin"
+printf '#!/bin/sh\necho "mroce_sim: setup failed" >&2\nexit 3\n' >"$FAKE/bin/mroce_sim"
+chmod +x "$FAKE/bin/mroce_sim"
+out=$(MROCE_BUILD=$FAKE SEEDS="1 2" BYTES=4M bash scripts/bench_sim.sh --seeds 2>/dev/null)
+rc=$?
+[ $rc -eq 1 ] || fail "bench_sim --seeds with failing runs: exit $rc: $out"
+rows=$(echo "$out" | awk -F'|' '$2 ~ /^ [0-9]+ $/')
+[ "$(echo "$rows" | wc -l)" -eq 2 ] || fail "failing runs: expected 2 seed rows: $out"
+echo "$rows" | awk -F'|' '{ for (c = 3; c <= 6; c++) if ($c != " - ") exit 1
+	if ($7 !~ /missed: loss-free 1% 5% blackhole/) exit 1 }' ||
+	fail "failing runs must give '-' cells and miss every target: $out"
+echo "$out" | grep -q '^| median | - | - | - | never | |$' ||
+	fail "failing runs: the medians must be '-': $out"
+echo "$out" | grep -q '^| seeds meeting the target | 0 of 2 | 0 of 2 | 0 of 2 | 0 of 2 | 0 of 2 |$' ||
+	fail "failing runs: no seed may meet a target: $out"
+out=$(MROCE_BUILD=$FAKE BYTES=4M bash scripts/bench_sim.sh 2>/dev/null)
+rc=$?
+[ $rc -eq 1 ] || fail "bench_sim with failing runs: exit $rc"
+echo "$out" | grep -q "not run: the clean run failed" ||
+	fail "bench_sim with failing runs: the blackhole row must say it was not run: $out"
 echo "ok"
