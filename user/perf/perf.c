@@ -9,16 +9,19 @@
  *
  * Client and server talk over the rendezvous TCP socket of the first QP:
  *   client: "RUN <size> <verify>\n"  server: "OK\n"   (server is ready)
+ *   client: "WROTE <q> <from> <end>\n"  (write_bw --verify, one per QP:
+ *            the messages of this size it wrote, from..end - 1)
  *   client: "END <n>\n"  (n: its messages that consume a receive here)
  *   server: "RES <bad> <rx_data> <rx_ooo> <rx_dup> <q> <msg> <off> <want>
  *            <got> <what>\n"  (the last six: its first --verify failure)
  *   client: "BYE\n"
  * In between, the server only serves: it answers READs (engine), checks
- * received SENDs / WRITE_WITH_IMMs when --verify is on (and hands
- * write_bw's slots back with in-band credit WRITEs, run.c), and for the
- * latency tests answers each ping with a pong of the same size. The data
- * phase needs nothing from the TCP socket, which may ride a path the
- * fabric has blackholed.
+ * received SENDs / WRITE_WITH_IMMs when --verify is on, and for the
+ * latency tests answers each ping with a pong of the same size.
+ * write_bw's WRITEs stream as in the benchmark; with --verify the server
+ * checks, at END, the last message the client wrote into each slot. The
+ * data phase needs nothing from the TCP socket, which may ride a path
+ * the fabric has blackholed.
  *
  * This file: device and QP set-up, the control channel, the server and
  * main(); perf.h says where the other pieces are.
@@ -123,31 +126,9 @@ static int ctl_line(struct ctx *c, char *line, size_t cap, bool block)
 /* ------------------------------------------------------------------ */
 /* Server                                                               */
 /* ------------------------------------------------------------------ */
-#define CREDIT_WRID UINT64_MAX /* wr_id of the credit WRITEs */
-
-/* write_bw --verify: tell the sender how many of QP q's messages were
- * checked, by an RDMA WRITE of the count into its credit word, every
- * quarter of the slots; one such WRITE in flight at a time, so its
- * source word does not change under it. */
-static void send_credit(struct ctx *c, int q)
-{
-	struct qpctx *x = &c->q[q];
-	uint64_t off = credit_off((uint64_t)c->slots, c->slot_size);
-	uint64_t step = c->slots >= 4 ? (uint64_t)c->slots / 4 : 1;
-	uint64_t *w = (uint64_t *)((uint8_t *)x->mr->addr + off);
-
-	if (x->credit_busy || x->checked - x->credited < step)
-		return;
-	__atomic_store_n(w, x->checked, __ATOMIC_RELEASE);
-	post_send(c, q, MRV_WR_RDMA_WRITE, (uint8_t *)w, sizeof(*w),
-		  x->ri.buf_addr + off, CREDIT_WRID, 0);
-	x->credit_busy = true;
-	x->credited = x->checked;
-}
-
 /* A receive completed: check the message it announces (SEND: in the
- * receive's slot; write_bw's WRITE_WITH_IMM: in slot it % slots, imm
- * = it; write_lat's: slot 0), pong for latency tests, re-post. */
+ * receive's slot; write_lat's WRITE_WITH_IMM: in slot 0, imm = it),
+ * pong for latency tests, re-post. */
 static void server_recv(struct ctx *c, const struct mrv_wc *w, uint64_t size)
 {
 	int q = qidx(c, w->qp_num);
@@ -157,9 +138,7 @@ static void server_recv(struct ctx *c, const struct mrv_wc *w, uint64_t size)
 
 	if (c->o.verify) {
 		uint8_t *p = w->opcode == MRV_WC_RECV ? slot(c, q, s)
-			     : c->o.bw ? slot(c, q,
-					      (int)(it % (uint64_t)c->slots))
-				       : slot(c, q, 0);
+						      : slot(c, q, 0);
 
 		if (w->opcode == MRV_WC_RECV && w->byte_len != size)
 			bad_msg(c, q, it, size, BAD_LEN, w->byte_len);
@@ -168,9 +147,6 @@ static void server_recv(struct ctx *c, const struct mrv_wc *w, uint64_t size)
 		else
 			c->bad_bytes += check(c, p, q, it, size);
 	}
-	x->checked = it + 1;
-	if (c->o.bw && c->o.kind == T_WRITE)
-		send_credit(c, q);
 	if (!c->o.bw)
 		/* Pong with the same operation and size. */
 		post_send(c, q,
@@ -180,8 +156,8 @@ static void server_recv(struct ctx *c, const struct mrv_wc *w, uint64_t size)
 	post_recv(c, q, s);
 }
 
-/* The server's completions: receives are checked, credit WRITEs free
- * the next one. Returns how many receives completed. */
+/* The server's completions: receives are checked, its pongs counted.
+ * Returns how many receives completed. */
 static int serve_wc(struct ctx *c, const struct mrv_wc *wc, int k,
 		    uint64_t size)
 {
@@ -198,10 +174,6 @@ static int serve_wc(struct ctx *c, const struct mrv_wc *wc, int k,
 		}
 		q = qidx(c, wc[i].qp_num);
 		c->q[q].outstanding--;
-		if (wc[i].wr_id == CREDIT_WRID) {
-			c->q[q].credit_busy = false;
-			send_credit(c, q);
-		}
 	}
 	return n;
 }
@@ -232,11 +204,32 @@ static void serve_end(struct ctx *c, uint64_t want, uint64_t size)
 	}
 }
 
+/* write_bw --verify at END: the client's WRITEs have all completed, so
+ * every slot holds the last message written into it (message it goes to
+ * slot it % slots). Check those: a lost, misplaced, torn or late (an
+ * older message placed after a newer one) WRITE shows as wrong bytes. */
+static void check_writes(struct ctx *c, uint64_t size)
+{
+	for (int q = 0; q < c->o.qps; q++) {
+		struct qpctx *x = &c->q[q];
+		uint64_t it = x->wrote_from;
+
+		if (x->wrote_end - it > (uint64_t)c->slots)
+			it = x->wrote_end - (uint64_t)c->slots;
+		for (; it < x->wrote_end; it++)
+			c->bad_bytes += check(
+				c, slot(c, q, (int)(it % (uint64_t)c->slots)),
+				q, it, size);
+		x->wrote_from = x->wrote_end = 0;
+	}
+}
+
 static void serve(struct ctx *c)
 {
 	struct mrv_dev_stats st;
 	char line[128];
-	uint64_t size = 0, want;
+	uint64_t size = 0, want, from, to;
+	int q;
 
 	for (;;) {
 		struct mrv_wc wc[32];
@@ -275,8 +268,16 @@ static void serve(struct ctx *c)
 						       pat(c, q, (uint64_t)s),
 						       size);
 			ctl_send(c, "OK\n");
+		} else if (sscanf(line, "WROTE %d %" SCNu64 " %" SCNu64, &q,
+				  &from, &to) == 3) {
+			if (q < 0 || q >= c->o.qps || from > to)
+				perf_die(1, "bad control message '%s'", line);
+			c->q[q].wrote_from = from;
+			c->q[q].wrote_end = to;
 		} else if (sscanf(line, "END %" SCNu64, &want) == 1) {
 			serve_end(c, want, size);
+			if (c->o.verify && c->o.kind == T_WRITE && c->o.bw)
+				check_writes(c, size);
 			if (c->bad_bytes) {
 				char where[160];
 
@@ -472,14 +473,13 @@ static void setup(struct ctx *c)
 /* One size: RUN, measure, END; the server's answer says what its
  * receiver saw and whether every byte it checked was right. */
 /* The client's messages that consume a receive at the server (SENDs,
- * write_bw --verify's WRITE_WITH_IMMs, latency pings), since the start:
- * the server checks them all before it answers END. */
+ * latency pings), since the start: the server checks them all before it
+ * answers END. */
 static uint64_t server_recvs(const struct ctx *c)
 {
 	uint64_t n = 0;
 
-	if (c->o.kind == T_READ ||
-	    (c->o.kind == T_WRITE && c->o.bw && !c->o.verify))
+	if (c->o.kind == T_READ || (c->o.kind == T_WRITE && c->o.bw))
 		return 0;
 	for (int q = 0; q < c->o.qps; q++)
 		n += c->q[q].posted;
@@ -523,8 +523,15 @@ static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 			 size);
 	if (c->o.bw) {
 		struct bw_res r;
+		uint64_t from[MAX_QPS];
 
+		for (int q = 0; q < c->o.qps; q++)
+			from[q] = c->q[q].posted;
 		run_bw(c, size, &r);
+		if (c->o.verify && c->o.kind == T_WRITE)
+			for (int q = 0; q < c->o.qps; q++)
+				ctl_send(c, "WROTE %d %" PRIu64 " %" PRIu64 "\n", q,
+					 from[q], c->q[q].posted);
 		if (c->o.interval)
 			out_table_head(c);
 		out_bw_row(c, size, &r);

@@ -55,16 +55,14 @@ struct opts {
 
 struct qpctx {
 	struct mrv_qp *qp;
-	struct mrv_mr *mr; /* slots, pattern, credit word (buf_len()) */
+	struct mrv_mr *mr; /* slots, then the pattern (buf_len()) */
 	struct mrv_conn_info ri;
 	uint64_t posted, done; /* sends posted / completed */
 	uint64_t recvs;	       /* receives completed */
 	int outstanding;
-	/* --verify of write_bw (run.c, "Verification"): the receiver's
-	 * messages checked, the count it last told the sender, and
-	 * whether that credit WRITE is still in flight. */
-	uint64_t checked, credited;
-	bool credit_busy;
+	/* write_bw --verify, at the server: the client's WRITEs of this
+	 * size ran from message wrote_from to wrote_end - 1 (WROTE). */
+	uint64_t wrote_from, wrote_end;
 };
 
 /* The first failure a --verify check found: a wrong byte (at off, want
@@ -89,7 +87,7 @@ struct ctx {
 	struct qpctx q[MAX_QPS];
 	uint64_t slot_size;
 	int slots;
-	uint64_t mr_len; /* every QP's buffer: slots, pattern, credit */
+	uint64_t mr_len; /* every QP's buffer: slots, pattern */
 	int ctl;	    /* control socket (first QP's) */
 	uint64_t bad_bytes; /* verify failures seen here */
 	struct bad_at bad;  /* where the first one was */
@@ -130,9 +128,8 @@ void run_stats(struct ctx *c, struct mrv_dev_stats *st);
 /* run.c */
 double now_s(void);
 /* The buffer of every QP, the same layout on both sides: the slots, then
- * the --verify pattern, then the credit word. */
+ * the --verify pattern. */
 uint64_t buf_len(uint64_t slots, uint64_t max);
-uint64_t credit_off(uint64_t slots, uint64_t max);
 void pat_init(struct ctx *c);
 const uint8_t *pat(struct ctx *c, int q, uint64_t it);
 uint64_t check(struct ctx *c, const uint8_t *p, int q, uint64_t it,

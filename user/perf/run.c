@@ -44,14 +44,9 @@ static uint64_t round64(uint64_t x)
 	return (x + 63) & ~63ull;
 }
 
-uint64_t credit_off(uint64_t slots, uint64_t max)
-{
-	return round64(slots * max + max + PAT_SPAN);
-}
-
 uint64_t buf_len(uint64_t slots, uint64_t max)
 {
-	return credit_off(slots, max) + 64;
+	return round64(slots * max + max + PAT_SPAN);
 }
 
 uint8_t *slot(struct ctx *c, int q, int s)
@@ -172,18 +167,6 @@ static const uint8_t *src(struct ctx *c, int q, uint64_t it, uint64_t len)
 	return p;
 }
 
-/* How many messages of QP q the receiver has checked (write_bw
- * --verify): it RDMA-WRITEs the count into our credit word. A slot is
- * written again only once the receiver checked what it held. */
-static uint64_t credit(struct ctx *c, int q)
-{
-	const uint64_t *w =
-		(const uint64_t *)((uint8_t *)c->q[q].mr->addr +
-				   credit_off((uint64_t)c->slots, c->slot_size));
-
-	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
-}
-
 /* Where message `it` of `size` bytes starts in a QP's buffer, local and
  * remote alike. --verify: its own slot (a message in flight must not
  * share its target with another). Otherwise perftest's rule
@@ -297,14 +280,12 @@ static bool more(const struct ctx *c, uint64_t posted, double t0)
 }
 
 /* Fills QP q's send queue up to depth with the test's operation.
- * write_bw --verify: WRITE_WITH_IMM (the receiver learns of each message
- * and checks it), and never more than a buffer's worth of slots past
- * what the receiver has checked. */
+ * --verify sends the same operations, from the message's pattern window
+ * (write_bw: the server checks every slot's last message at END). */
 static void bw_post(struct ctx *c, int q, uint64_t size, int depth,
 		    uint64_t *posted, double t0)
 {
 	struct qpctx *x = &c->q[q];
-	bool credits = c->o.verify && c->o.kind == T_WRITE;
 
 	while (x->outstanding < depth && more(c, *posted, t0)) {
 		uint64_t it = x->posted;
@@ -312,18 +293,12 @@ static void bw_post(struct ctx *c, int q, uint64_t size, int depth,
 		uint8_t *l = (uint8_t *)x->mr->addr + off;
 		uint64_t r = x->ri.buf_addr + off;
 
-		if (credits && it >= credit(c, q) + (uint64_t)c->slots)
-			return; /* the receiver has not checked the slot yet */
 		x->posted++;
 		switch (c->o.kind) {
 		case T_WRITE:
-			if (c->o.verify)
-				post_send(c, q, MRV_WR_RDMA_WRITE_WITH_IMM,
-					  src(c, q, it, size), size, r, it,
-					  (uint32_t)it);
-			else
-				post_send(c, q, MRV_WR_RDMA_WRITE, l, size, r,
-					  it, 0);
+			post_send(c, q, MRV_WR_RDMA_WRITE,
+				  c->o.verify ? src(c, q, it, size) : l, size,
+				  r, it, 0);
 			break;
 		case T_READ:
 			if (c->o.verify)
