@@ -18,7 +18,7 @@ read -ra before <<<"$(fab_paths 12)"
 recv_start --port 5001 --count 640 --seconds 5
 send_a --port 5001 --sport 41000 --flows 64 --count 640
 recv_wait
-[ "$received" -eq 640 ] || fail "received $received of 640"
+expect_received 640
 read -ra after <<<"$(fab_paths 12)"
 used=0 total=0
 for j in 0 1 2 3; do
@@ -27,7 +27,9 @@ for j in 0 1 2 3; do
 	total=$((total + d))
 	[ $d -gt 0 ] && used=$((used + 1))
 done
-[ $total -eq 640 ] || fail "paths carried $total packets, not 640"
+kd=$(($(kdrops) - KDROPS0))
+[ $total -le 640 ] && [ $((total + kd)) -ge 640 ] ||
+	fail "paths carried $total packets of 640 (kernel drops $kd)"
 [ $used -gt 1 ] || fail "64 flows used $used path(s)"
 
 before=("${after[@]}")

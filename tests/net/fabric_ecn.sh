@@ -20,7 +20,8 @@ ce_sum() { fab_counters; echo $((FABRIC_P1_CE12 + FABRIC_P2_CE12)); }
 recv_start --port 5003 --count 300 --seconds 5
 send_a --port 5003 --flows 4 --count 300 --size 1000 --tos 2 --pps 400
 recv_wait
-[ "$received" -eq 300 ] && [ "$ect0" -eq 300 ] && [ "$ce" -eq 0 ] ||
+expect_received 300 "slow ECT traffic: "
+[ "$ect0" -eq "$received" ] && [ "$ce" -eq 0 ] ||
 	fail "slow ECT traffic: received $received, ect0 $ect0, ce $ce"
 
 c0=$(ce_sum)

@@ -130,7 +130,9 @@ static const char usage_text[] =
 	"    and TX: busy kicks (EAGAIN/EBUSY/ENOBUFS, normal) and hard "
 	"errors\n"
 	"    (JSON: pkts, frame_bytes, duration_s, rate_mpps, rate_gbps,\n"
-	"    busy_kicks, errors, xdp_matched_pkts, xdp_redirected_pkts).\n"
+	"    busy_kicks, errors, xdp_matched_pkts, xdp_redirected_pkts,\n"
+"    kernel_dropped_pkts: AF_XDP RX, redirected but dropped by the\n"
+"    kernel before the ring, from XDP_STATISTICS).\n"
 	"    --pingpong TX: pings, replies, lost, half round trip min / p50 /\n"
 	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\",\n"
 	"    half_rtt_min_us .. half_rtt_avg_us).\n"
@@ -548,6 +550,7 @@ static void report(const struct opts *o, const struct result *r,
 		mroce_json_add_u64(doc, "xdp_matched_pkts", r->xdp_matched);
 		mroce_json_add_u64(doc, "xdp_redirected_pkts",
 				   r->xdp_redirected);
+		mroce_json_add_u64(doc, "kernel_dropped_pkts", r->kernel_drops);
 		return;
 	}
 	printf("%s: %llu packets, %llu bytes in %.3f s: %.3f Mpps, %.3f Gbit/s"
@@ -560,9 +563,11 @@ static void report(const struct opts *o, const struct result *r,
 		       (unsigned long long)r->busy,
 		       (unsigned long long)r->errors);
 	if (!strcmp(r->mode, "xdp-rx"))
-		printf("  XDP program: %llu matched, %llu redirected\n",
+		printf("  XDP program: %llu matched, %llu redirected; kernel "
+		       "dropped %llu before the ring\n",
 		       (unsigned long long)r->xdp_matched,
-		       (unsigned long long)r->xdp_redirected);
+		       (unsigned long long)r->xdp_redirected,
+		       (unsigned long long)r->kernel_drops);
 }
 
 /* A number in [min, max] for option opt, or exit 2 naming it. */

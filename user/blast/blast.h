@@ -29,6 +29,8 @@ struct result {
 	const char *mode;
 	uint64_t packets, bytes, busy, errors;
 	uint64_t xdp_matched, xdp_redirected;
+	uint64_t kernel_drops; /* AF_XDP RX: redirected, dropped by the
+				* kernel before our ring (XDP_STATISTICS) */
 	double seconds;
 	/* ping-pong: half round trips in us, sorted */
 	double *lat;

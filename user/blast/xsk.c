@@ -411,6 +411,19 @@ static void rx_xdp_counters(struct fabric_xsk_rx *skel, struct result *r)
 	}
 }
 
+/* What the kernel dropped on the way from the XDP program's redirect to
+ * our RX ring (ring full, no fill buffer, bad descriptors). */
+static void rx_kernel_drops(struct xsk *x, struct result *r)
+{
+	struct xdp_statistics ks;
+	socklen_t len = sizeof(ks);
+
+	if (!getsockopt(xsk_socket__fd(x->sock), SOL_XDP, XDP_STATISTICS, &ks,
+			&len))
+		r->kernel_drops = ks.rx_dropped + ks.rx_ring_full +
+				  ks.rx_invalid_descs;
+}
+
 int xdp_rx(const struct opts *o, struct result *r)
 {
 	struct fabric_xsk_rx *skel = NULL;
@@ -449,6 +462,7 @@ int xdp_rx(const struct opts *o, struct result *r)
 	r->mode = "xdp-rx";
 	rx_loop(o, &x, r);
 	rx_xdp_counters(skel, r);
+	rx_kernel_drops(&x, r);
 	rc = 0;
 out:
 	xsk_close(&x);
