@@ -87,13 +87,14 @@ S1=$!
 	>"$TMP/two-s2" 2>&1 &
 S2=$!
 if wait_listen "" $P1 $S1 && wait_listen "" $P2 $S2; then
-	timeout 60 "$PERF" write_bw --daemon="$SB" -p $P1 -s 8192 -n 300 \
+	# 3 s each (-D), so that both are connected at the same time: the
+	# daemon must be seen serving the two applications together
+	timeout 60 "$PERF" write_bw --daemon="$SB" -p $P1 -s 8192 -D 3 \
 		--verify --transport rocev2 127.0.0.1 >"$TMP/two-c1" 2>&1 &
 	C1=$!
-	timeout 60 "$PERF" write_bw --daemon="$SB" -p $P2 -s 8192 -n 300 \
+	timeout 60 "$PERF" write_bw --daemon="$SB" -p $P2 -s 8192 -D 3 \
 		--verify --transport metaroce 127.0.0.1 >"$TMP/two-c2" 2>&1 &
 	C2=$!
-	# Both are connected at the same time at some point.
 	seen=0
 	for _ in $(seq 100); do
 		n=$("$CTL" daemon --sock "$SB" --json 2>/dev/null |
@@ -103,13 +104,15 @@ if wait_listen "" $P1 $S1 && wait_listen "" $P2 $S2; then
 	done
 	wait $C1; r1=$?
 	wait $C2; r2=$?
-	wait $S1 $S2
-	[ $r1 -eq 0 ] && grep -q "Verify *: OK" "$TMP/two-c1" ||
-		{ flunk "two apps: rocev2 client exit $r1"; cat "$TMP/two-c1"; }
-	[ $r2 -eq 0 ] && grep -q "Verify *: OK" "$TMP/two-c2" ||
-		{ flunk "two apps: metaroce client exit $r2"; cat "$TMP/two-c2"; }
-	[ $seen -eq 1 ] || echo "note: the two clients did not overlap"
-	[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && echo "ok: two applications at once"
+	wait $S1; q1=$?
+	wait $S2; q2=$?
+	[ $r1 -eq 0 ] && [ $q1 -eq 0 ] && grep -q "Verify *: OK" "$TMP/two-c1" ||
+		{ flunk "two apps: rocev2 client exit $r1, server $q1"; cat "$TMP/two-c1" "$TMP/two-s1"; }
+	[ $r2 -eq 0 ] && [ $q2 -eq 0 ] && grep -q "Verify *: OK" "$TMP/two-c2" ||
+		{ flunk "two apps: metaroce client exit $r2, server $q2"; cat "$TMP/two-c2" "$TMP/two-s2"; }
+	[ $seen -eq 1 ] || flunk "two apps: the daemon never had both at once"
+	[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $seen -eq 1 ] &&
+		echo "ok: two applications at once"
 else
 	flunk "two apps: servers did not listen"
 fi
@@ -126,12 +129,14 @@ long_start() {
 	"$PERF" write_bw --daemon="$SB" -p $PORT -s 65536 -D 20 \
 		--transport "$1" 127.0.0.1 >"$TMP/long-cli" 2>&1 &
 	LC=$!
-	# Wait until the client has its QP in the daemon.
+	# Wait until the client has its QP in the daemon and data moves.
+	local ok=0
 	for _ in $(seq 100); do
 		"$CTL" daemon --sock "$SB" --json 2>/dev/null |
-			grep -q '"qps":1' && break
+			grep -q '"qps":1' && { ok=1; break; }
 		sleep 0.05
 	done
+	[ $ok -eq 1 ] || flunk "long ($1): the client never had a QP in the daemon"
 	sleep 0.5
 }
 
@@ -162,7 +167,10 @@ for tr in rocev2 metaroce; do
 	wait $LC
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	if [ $rc -ne 1 ] || [ $ms -gt 10000 ]; then
+	# exit 1 for the reason under test: the daemon is gone, so the
+	# library flushed the outstanding work requests
+	if [ $rc -ne 1 ] || [ $ms -gt 10000 ] ||
+	   ! grep -q "^mroce_perf: .*\(Flushed\|not connected\)" "$TMP/long-cli"; then
 		flunk "SIGKILL daemon ($tr): client exit $rc after $ms ms"
 		cat "$TMP/long-cli"
 	else
