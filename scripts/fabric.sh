@@ -9,7 +9,7 @@
 # SYNOPSIS
 #     fabric.sh up      [--prefix P] [--hosts K] [--left L] [--paths N]
 #                       [--mtu M] [--seed S] [--rate R] [--loss F]
-#                       [--ecn-rate R] [--ecn-thresh BYTES]
+#                       [--ecn-rate R] [--ecn-thresh BYTES] [--ipv6]
 #     fabric.sh down    [--prefix P]
 #     fabric.sh status  [--prefix P] [--env]
 #     fabric.sh counters [--prefix P]
@@ -68,6 +68,10 @@
 #     --ecn-thresh B  phantom queue length that starts marking (30000)
 #     --path J        path of `impair` (1..N)
 #     --env           status as shell assignments
+#     --ipv6          dual stack: IPv6 addresses and multipath routes too
+#                     (see ADDRESSES); without it IPv6 is off in every
+#                     namespace, so that neighbour discovery and MLD put
+#                     no packets on the paths the tests count
 #
 # ENVIRONMENT
 #     FABRIC_PREFIX      default prefix
@@ -78,6 +82,9 @@
 # ADDRESSES
 #     Host i: 10.77.i.2/24 on eth0, gateway (its leaf port h<i>) 10.77.i.1.
 #     Path j: 10.78.j.1 on l1's p<j>, 10.78.j.2 on l2's p<j>.
+#     With --ipv6 also fd77:i::2/64 and gateway fd77:i::1, paths fd78:j::1
+#     and fd78:j::2, the same ECMP over the paths (L4 hash), static
+#     neighbours, no DAD; status --env adds FABRIC_<X>_IP6, _GW_IP6.
 #
 # EXIT STATUS
 #     0 success, 1 failure, 2 usage error.
@@ -150,10 +157,12 @@ esac
 PREFIX=${FABRIC_PREFIX:-}
 HOSTS=2 LEFT='' PATHS=4 MTU=1500 SEED=1234
 O_RATE='' O_LOSS='' O_BH='' O_ECN_RATE='' O_ECN_THRESH='' O_PATH='' O_ENV=0
+O_V6=0 IPV6=0
 while [ $# -gt 0 ]; do
 	opt=$1
 	case $opt in
 	--env) O_ENV=1; shift; continue ;;
+	--ipv6) O_V6=1; shift; continue ;;
 	-h|--help) help; exit 0 ;;
 	--*) [ $# -ge 2 ] || usage "$opt needs a value" ;;
 	*) usage "unexpected argument '$opt'" ;;
@@ -372,19 +381,34 @@ cmd_up() {
 
 	cmd_down
 	mkdir -p "$SD" || die "cannot create $SD"
-	printf 'HOSTS=%s\nLEFT=%s\nPATHS=%s\nMTU=%s\nSEED=%s\n' \
-		"$HOSTS" "$LEFT" "$PATHS" "$MTU" "$SEED" >"$SD/conf"
+	IPV6=$O_V6
+	printf 'HOSTS=%s\nLEFT=%s\nPATHS=%s\nMTU=%s\nSEED=%s\nIPV6=%s\n' \
+		"$HOSTS" "$LEFT" "$PATHS" "$MTU" "$SEED" "$IPV6" >"$SD/conf"
 	# From here on a failure removes what was made.
 	trap 'cmd_down >/dev/null 2>&1' EXIT
 
 	local ns i j
 	for ns in $NS_L1 $NS_L2 $(for i in $(seq "$HOSTS"); do ns_h "$i"; done); do
 		ip netns add "$ns" || die "netns add $ns"
-		# No IPv6: its neighbour discovery and MLD would put packets on
-		# the paths that the tests count.
-		ns_sysctl "$ns" net.ipv6.conf.all.disable_ipv6=1 \
-			net.ipv6.conf.default.disable_ipv6=1
+		# No IPv6 (unless asked): its neighbour discovery and MLD
+		# would put packets on the paths that the tests count.
+		if [ "$IPV6" = 1 ]; then
+			ns_sysctl "$ns" net.ipv6.conf.all.accept_dad=0 \
+				net.ipv6.conf.default.accept_dad=0 \
+				net.ipv6.conf.all.router_solicitations=0 \
+				net.ipv6.conf.default.router_solicitations=0
+		else
+			ns_sysctl "$ns" net.ipv6.conf.all.disable_ipv6=1 \
+				net.ipv6.conf.default.disable_ipv6=1
+		fi
 	done
+	if [ "$IPV6" = 1 ]; then
+		for ns in $NS_L1 $NS_L2; do
+			ns_sysctl "$ns" net.ipv6.conf.all.forwarding=1 \
+				net.ipv6.fib_multipath_hash_policy=1 ||
+				die "IPv6 sysctl on $ns"
+		done
+	fi
 	for ns in $NS_L1 $NS_L2; do
 		ns_sysctl "$ns" net.ipv4.ip_forward=1 \
 			net.ipv4.fib_multipath_hash_policy=1 \
@@ -409,6 +433,7 @@ cmd_up() {
 	# Addresses, static neighbours everywhere (AF_XDP does not answer ARP;
 	# and no ARP on the paths), routes: one ip -batch per namespace.
 	local c1="link set lo up"$'\n' c2="link set lo up"$'\n' nh1="" nh2=""
+	local nh61="" nh62=""
 	for j in $(seq "$PATHS"); do
 		c1+="addr add 10.78.$j.1/24 dev p$j
 link set p$j up
@@ -420,6 +445,16 @@ neigh replace 10.78.$j.1 dev p$j nud permanent lladdr $(mac 3 "$j")
 "
 		nh1+=" nexthop via 10.78.$j.2 dev p$j weight 1"
 		nh2+=" nexthop via 10.78.$j.1 dev p$j weight 1"
+		if [ "$IPV6" = 1 ]; then
+			c1+="addr add fd78:$j::1/64 dev p$j nodad
+neigh replace fd78:$j::2 dev p$j nud permanent lladdr $(mac 4 "$j")
+"
+			c2+="addr add fd78:$j::2/64 dev p$j nodad
+neigh replace fd78:$j::1 dev p$j nud permanent lladdr $(mac 3 "$j")
+"
+			nh61+=" nexthop via fd78:$j::2 dev p$j weight 1"
+			nh62+=" nexthop via fd78:$j::1 dev p$j weight 1"
+		fi
 	done
 	local hc lc
 	for i in $(seq "$HOSTS"); do
@@ -433,15 +468,26 @@ route add default via 10.77.$i.1 dev eth0
 link set h$i up
 neigh replace 10.77.$i.2 dev h$i nud permanent lladdr $(mac 1 "$i")
 "
+		if [ "$IPV6" = 1 ]; then
+			hc+="addr add fd77:$i::2/64 dev eth0 nodad
+neigh replace fd77:$i::1 dev eth0 nud permanent lladdr $(mac 2 "$i")
+route add ::/0 via fd77:$i::1 dev eth0
+"
+			lc+="addr add fd77:$i::1/64 dev h$i nodad
+neigh replace fd77:$i::2 dev h$i nud permanent lladdr $(mac 1 "$i")
+"
+		fi
 		ip -n "$(ns_h "$i")" -batch - <<<"$hc" || die "host $i setup"
 		# this host's leaf reaches it directly, the other leaf over
 		# every path
 		if [ "$i" -le "$LEFT" ]; then
 			c1+=$lc
 			c2+="route add 10.77.$i.0/24$nh2"$'\n'
+			[ "$IPV6" = 1 ] && c2+="route add fd77:$i::/64$nh62"$'\n'
 		else
 			c2+=$lc
 			c1+="route add 10.77.$i.0/24$nh1"$'\n'
+			[ "$IPV6" = 1 ] && c1+="route add fd77:$i::/64$nh61"$'\n'
 		fi
 		# Full checksums on the wire: an AF_XDP receiver sees the bytes
 		# as sent, never a checksum left for offload.
@@ -524,6 +570,10 @@ host_env() { # tag index
 	echo "FABRIC_${t}_GW_MAC=$(mac 2 "$i")"
 	echo "FABRIC_${t}_LEAF_NS=$(leaf_of "$i")"
 	echo "FABRIC_${t}_LEAF_IF=h$i"
+	if [ "$IPV6" = 1 ]; then
+		echo "FABRIC_${t}_IP6=fd77:$i::2"
+		echo "FABRIC_${t}_GW_IP6=fd77:$i::1"
+	fi
 }
 
 # "<ifname> <tx_packets>" for every path port of a leaf.
@@ -542,6 +592,7 @@ cmd_status() {
 		echo "FABRIC_PATHS=$PATHS"
 		echo "FABRIC_MTU=$MTU"
 		echo "FABRIC_SEED=$SEED"
+		echo "FABRIC_IPV6=$IPV6"
 		echo "FABRIC_LEAF1_NS=$NS_L1"
 		echo "FABRIC_LEAF2_NS=$NS_L2"
 		for i in $(seq "$HOSTS"); do host_env "H$i" "$i"; done

@@ -405,7 +405,8 @@ struct mrv_conn_info {
 
 struct mrv_listener;
 
-/* Listens on host:port (host NULL = all addresses). */
+/* Listens on host:port (host NULL = all addresses of the device's family:
+ * IPv4 or IPv6, as its local address). */
 int mrv_listen(struct mrv_device *dev, const char *host, uint16_t port,
 	       struct mrv_listener **out);
 /* The bound TCP port (useful with port 0). */

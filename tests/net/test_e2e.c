@@ -4,7 +4,8 @@
  * tests/net/e2e_lib.sh): mroce_perf --verify between two hosts of a 4-path
  * scripts/fabric.sh fabric, both transports, both I/O backends, every
  * operation, under a clean fabric, 1% and 5% random loss, paths of unequal
- * rates (reordering) and one path blackholed mid-run. The matrix is in
+ * rates (reordering) and one path blackholed mid-run; and IPv6 through the
+ * library and the daemon on a fabric with IPv6 addresses. The matrix is in
  * docs/fabric.md ("End-to-end tests"). Each script's --probe turns "not
  * root / no netns / no AF_XDP / not built" into a skip.
  */
@@ -22,5 +23,6 @@ Suite *e2e_suite(void)
 			      300);
 	mroce_add_script_test(s, "e2e_blackhole", "tests/net/e2e_blackhole.sh",
 			      "", 300);
+	mroce_add_script_test(s, "e2e_ipv6", "tests/net/e2e_ipv6.sh", "", 180);
 	return s;
 }

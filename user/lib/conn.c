@@ -319,6 +319,10 @@ int mrv_listen(struct mrv_device *dev, const char *host, uint16_t port,
 
 	if (!dev || !out)
 		return -EINVAL;
+	/* Without a host: every address of the device's own family (an
+	 * IPv6 device's peers connect over IPv6) */
+	if (!host)
+		hints.ai_family = dev->family;
 	snprintf(svc, sizeof(svc), "%u", port);
 	err = getaddrinfo(host, svc, &hints, &ai);
 	if (err)

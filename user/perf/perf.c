@@ -596,7 +596,10 @@ int main(int argc, char **argv)
 	ctl_send(&c, "BYE\n");
 	out_spray(&c, &peer);
 	if (c.o.verify && !c.o.json)
-		printf(" Verify          : OK (every byte checked)\n");
+		printf(" Verify          : OK (%s)\n",
+		       c.o.kind == T_WRITE && c.o.bw
+			       ? "every slot's last message, every byte"
+			       : "every byte of every message");
 	out_cpu(&c);
 	out_end(0, NULL);
 	return 0;
