@@ -154,6 +154,15 @@ static void s_read(struct mroce_sim_cfg *c, uint8_t t)
 	each_path(c, 0.02, 0.01, 0);
 }
 
+static void s_read_jumbo(struct mroce_sim_cfg *c, uint8_t t)
+{
+	/* READ with 8 KiB payloads (MTU 9000) under 2% loss */
+	s_read(c, t);
+	c->mtu = 8192;
+	c->msg_size = 64 << 10;
+	c->bytes = 1 << 20;
+}
+
 static void s_psn_wrap_read(struct mroce_sim_cfg *c, uint8_t t)
 {
 	s_psn_wrap(c, t);
@@ -206,6 +215,7 @@ static const struct scenario scenarios[] = {
 	{ "streams", s_streams, ok },
 	{ "psn_wrap", s_psn_wrap, ok },
 	{ "read", s_read, ok },
+	{ "read_jumbo", s_read_jumbo, ok },
 	{ "psn_wrap_read", s_psn_wrap_read, ok },
 	{ "tiny", s_tiny, ok },
 	{ "huge", s_huge, ok },
