@@ -10,6 +10,7 @@
 #     fabric.sh up      [--prefix P] [--hosts K] [--left L] [--paths N]
 #                       [--mtu M] [--seed S] [--rate R] [--loss F]
 #                       [--ecn-rate R] [--ecn-thresh BYTES] [--ipv6]
+#                       [--queues Q]
 #     fabric.sh down    [--prefix P]
 #     fabric.sh status  [--prefix P] [--env]
 #     fabric.sh counters [--prefix P]
@@ -68,6 +69,9 @@
 #     --ecn-thresh B  phantom queue length that starts marking (30000)
 #     --path J        path of `impair` (1..N)
 #     --env           status as shell assignments
+#     --queues Q      TX and RX queues of every host link, both ends, 1..8
+#                     (default 1): a host's AF_XDP user can bind one socket
+#                     per queue; the leaf spreads flows over them by hash
 #     --ipv6          dual stack: IPv6 addresses and multipath routes too
 #                     (see ADDRESSES); without it IPv6 is off in every
 #                     namespace, so that neighbour discovery and MLD put
@@ -155,7 +159,7 @@ up|down|status|counters|impair) ;;
 esac
 
 PREFIX=${FABRIC_PREFIX:-}
-HOSTS=2 LEFT='' PATHS=4 MTU=1500 SEED=1234
+HOSTS=2 LEFT='' PATHS=4 MTU=1500 SEED=1234 QUEUES=1
 O_RATE='' O_LOSS='' O_BH='' O_ECN_RATE='' O_ECN_THRESH='' O_PATH='' O_ENV=0
 O_V6=0 IPV6=0
 while [ $# -gt 0 ]; do
@@ -176,6 +180,7 @@ while [ $# -gt 0 ]; do
 	--paths) PATHS=$val ;;
 	--mtu) MTU=$val ;;
 	--seed) SEED=$val ;;
+	--queues) QUEUES=$val ;;
 	--rate) O_RATE=$val ;;
 	--loss) O_LOSS=$val ;;
 	--blackhole) O_BH=$val ;;
@@ -370,6 +375,8 @@ cmd_up() {
 	isnum "$MTU" && [ "$MTU" -ge 576 ] && [ "$MTU" -le 9000 ] ||
 		usage "--mtu 576..9000"
 	isnum "$SEED" || usage "--seed: a number"
+	isnum "$QUEUES" && [ "$QUEUES" -ge 1 ] && [ "$QUEUES" -le 8 ] ||
+		usage "--queues 1..8"
 	local f
 	for f in fabric_hash fabric_ecn; do
 		[ -f "$BPF_DIR/$f.bpf.o" ] ||
@@ -382,8 +389,9 @@ cmd_up() {
 	cmd_down
 	mkdir -p "$SD" || die "cannot create $SD"
 	IPV6=$O_V6
-	printf 'HOSTS=%s\nLEFT=%s\nPATHS=%s\nMTU=%s\nSEED=%s\nIPV6=%s\n' \
-		"$HOSTS" "$LEFT" "$PATHS" "$MTU" "$SEED" "$IPV6" >"$SD/conf"
+	printf 'HOSTS=%s\nLEFT=%s\nPATHS=%s\nMTU=%s\nSEED=%s\nIPV6=%s\nQUEUES=%s\n' \
+		"$HOSTS" "$LEFT" "$PATHS" "$MTU" "$SEED" "$IPV6" "$QUEUES" \
+		>"$SD/conf"
 	# From here on a failure removes what was made.
 	trap 'cmd_down >/dev/null 2>&1' EXIT
 
@@ -419,11 +427,12 @@ cmd_up() {
 	done
 
 	# Links are created directly inside their namespaces (one ip -batch).
-	# One queue each way on both ends: native XDP refuses a veth whose
-	# peer has more TX queues than it has RX queues.
+	# As many queues each way on both ends: native XDP refuses a veth
+	# whose peer has more TX queues than it has RX queues.
 	local q="numtxqueues 1 numrxqueues 1" cmds=""
+	local hq="numtxqueues $QUEUES numrxqueues $QUEUES"
 	for i in $(seq "$HOSTS"); do
-		cmds+="link add name eth0 netns $(ns_h "$i") address $(mac 1 "$i") mtu $MTU $q type veth peer name h$i netns $(leaf_of "$i") address $(mac 2 "$i") mtu $MTU $q"$'\n'
+		cmds+="link add name eth0 netns $(ns_h "$i") address $(mac 1 "$i") mtu $MTU $hq type veth peer name h$i netns $(leaf_of "$i") address $(mac 2 "$i") mtu $MTU $hq"$'\n'
 	done
 	for j in $(seq "$PATHS"); do
 		cmds+="link add name p$j netns $NS_L1 address $(mac 3 "$j") mtu $MTU $q type veth peer name p$j netns $NS_L2 address $(mac 4 "$j") mtu $MTU $q"$'\n'
