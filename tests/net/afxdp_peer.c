@@ -172,7 +172,8 @@ static uint8_t *tx_buf(struct mroce_io *io, uint8_t *fallback, size_t *cap)
 	return b;
 }
 
-/* Every slot free again (completions in), within the timeout. */
+/* Every slot free again (completions in), within the timeout; and puts
+ * of buffers not held are ignored. */
 static bool slots_all_back(struct mroce_io *io)
 {
 	uint64_t deadline = mono_ns() + (uint64_t)opt.timeout_ms * 1000000ull;
@@ -189,6 +190,35 @@ static bool slots_all_back(struct mroce_io *io)
 		mroce_io_tx_bufs_put(io, b, k);
 		if (!ok)
 			usleep(1000);
+	}
+	if (ok) {
+		/* Puts of what is not held are ignored: holding every slot,
+		 * put half back, then the same half again and a pointer into
+		 * a held slot that is not its start; exactly that half, no
+		 * more, comes out again (the free list never gets a buffer
+		 * twice, nor one still in use). */
+		uint8_t **c = calloc((size_t)opt.slots + 1, sizeof(*c));
+		int h = opt.slots / 2, k, k2 = -1;
+		uint8_t *odd;
+
+		k = c ? mroce_io_tx_bufs(io, b, opt.slots + 1, &cap) : -1;
+		if (k == opt.slots) {
+			odd = b[h] + 1;
+			mroce_io_tx_bufs_put(io, b, h);
+			mroce_io_tx_bufs_put(io, b, h);
+			mroce_io_tx_bufs_put(io, &odd, 1);
+			k2 = mroce_io_tx_bufs(io, c, opt.slots + 1, &cap);
+			if (k2 > 0)
+				mroce_io_tx_bufs_put(io, c, k2);
+			mroce_io_tx_bufs_put(io, b + h, opt.slots - h);
+		} else if (k > 0) {
+			mroce_io_tx_bufs_put(io, b, k);
+		}
+		if (k2 != h)
+			fprintf(stderr, "slots: %d came out after puts of %d held "
+				"and 1 + %d not held, not %d\n", k2, h, h, h);
+		ok = k2 == h;
+		free(c);
 	}
 	free(b);
 	return ok;
