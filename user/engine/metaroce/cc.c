@@ -17,6 +17,18 @@
 #define CC_MIN		(1u << CC_SHIFT)
 #define CC_MAX		((uint32_t)MR_PATH_WIN << CC_SHIFT)
 
+/* When the connection's segment size is set: the time npaths segments
+ * take on the sender's link (us, rounded up), the CC's smallest delay
+ * target over the base RTT (mr_cc_on_ack). */
+void mr_cc_conn_mtu(const struct mroce_engine *e, struct mr_conn *c)
+{
+	uint64_t bits = (uint64_t)c->npaths * c->mtu * 8;
+	uint64_t us = (bits * 1000000ull + e->cfg.link_bps - 1) /
+		      e->cfg.link_bps;
+
+	c->ser_floor_us = (uint16_t)(us < UINT16_MAX ? us : UINT16_MAX);
+}
+
 void mr_cc_init(struct mroce_engine *e, struct mr_path *p)
 {
 	memset(&p->cc, 0, sizeof(p->cc));
@@ -64,6 +76,17 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 	 * retransmission), and a backlog held in the sender is one a
 	 * retransmission overtakes. */
 	target = base + (base / 4 > 1 ? base / 4 : 1);
+	/* Nor below what the connection's smallest load queues: one packet
+	 * on each path, npaths packets through the sender's link (and, as
+	 * the planes share it out, through each plane in proportion). On
+	 * slow links that alone is more than base / 4 (8 x 4 KiB at 100
+	 * Gbit/s: 2.6 us over a 6 us base RTT), so a target below it was
+	 * never met: every sample read as a queue, no window could grow,
+	 * and each window that a timeout or re-roll had set to one packet
+	 * stayed there for good - the decay of long lossy runs on 10 and
+	 * 25 Gbit/s planes (docs/engine.md, "Delay target"). */
+	if (target < base + c->ser_floor_us)
+		target = base + c->ser_floor_us;
 	/* A software endpoint's RTT jitters by its scheduling (tens to
 	 * hundreds of us on a busy host): that is no queue, and reading it
 	 * as one shrank every window to a packet. */

@@ -61,6 +61,7 @@ struct mr_conn *mr_conn_new(struct mroce_engine *e, int peer)
 	c->peer = peer;
 	c->npaths = np;
 	c->mtu = e->cfg.mtu;
+	mr_cc_conn_mtu(e, c);
 	do
 		c->local_id = (mroce_rng_u32(e) << t->peer_bits) |
 			      (uint32_t)peer;

@@ -276,7 +276,8 @@ static int rx_challenge(struct mroce_engine *e, const struct mroce_rx_meta *m,
 }
 
 /* Take the peer's id, ISN and limits from its CONFIRM or ACCEPT. */
-static void hs_adopt(struct mr_conn *c, const struct mroce_meta_pkt *pk)
+static void hs_adopt(const struct mroce_engine *e, struct mr_conn *c,
+		     const struct mroce_meta_pkt *pk)
 {
 	c->remote_id = pk->conn.src_conn_id;
 	c->rx_isn = pk->conn.isn;
@@ -284,6 +285,7 @@ static void hs_adopt(struct mr_conn *c, const struct mroce_meta_pkt *pk)
 		c->mtu = pk->conn.mtu < 256 ? 256 : pk->conn.mtu;
 	if (pk->conn.max_paths < c->npaths)
 		c->npaths = pk->conn.max_paths;
+	mr_cc_conn_mtu(e, c);
 }
 
 /* CONNECT_CONFIRM: a valid cookie makes the connection (or answers a
@@ -332,7 +334,7 @@ static int rx_confirm(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	/* Adopt (also when we were initiating: simultaneous open converges
 	 * because each side keeps its own id and ISN). */
 	c->hs.nonce = pk->conn.nonce;
-	hs_adopt(c, pk);
+	hs_adopt(e, c, pk);
 	c->hs.want_accept = 1;
 	mr_conn_kick(c);
 	conn_established(e, c, now);
@@ -355,7 +357,7 @@ static int rx_accept(struct mroce_engine *e, const struct mroce_rx_meta *m,
 	if (c->state != MR_CONN_CONFIRM_SENT || pk->conn.nonce != c->hs.nonce ||
 	    !pk->conn.src_conn_id)
 		return -EINVAL;
-	hs_adopt(c, pk);
+	hs_adopt(e, c, pk);
 	conn_established(e, c, now);
 	return 0;
 }

@@ -260,6 +260,8 @@ struct mr_conn {
 	uint8_t state;		/* enum mr_conn_state */
 	uint8_t npaths;		/* paths in use (min of both sides) */
 	uint16_t mtu;		/* segment size (min of both sides) */
+	uint16_t ser_floor_us;	/* npaths segments at link_bps, rounded up:
+				 * the CC's smallest delay target (cc.c) */
 	uint32_t local_id, remote_id;
 	uint32_t tx_isn, rx_isn;
 	struct {		/* the handshake (handshake.c) */
@@ -657,6 +659,7 @@ void mr_flush_dirty(struct mroce_engine *e, uint64_t now);
 uint64_t mr_next_timer(const struct mroce_engine *e, uint64_t now);
 
 /* cc.c */
+void mr_cc_conn_mtu(const struct mroce_engine *e, struct mr_conn *c);
 void mr_cc_init(struct mroce_engine *e, struct mr_path *p);
 void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  struct mr_path *p, uint32_t newly_acked, uint32_t ce,
