@@ -8,6 +8,10 @@
 #include "engine_pump.h"
 #include "../../user/engine/metaroce/metaroce_int.h"
 
+/* A connection whose smallest delay target adds nothing (ser_floor_us
+ * 0): the path rules on their own. */
+static struct mr_conn c0;
+
 static struct mroce_engine *mk(void)
 {
 	struct mroce_engine_cfg cfg = { .seed = 1, .link_bps = 100000000000ull };
@@ -26,23 +30,23 @@ START_TEST(mr_cc_on_ack__four_quadrants)
 	mr_cc_init(e, &p);
 	w0 = p.cc.cwnd;
 	/* low delay, no ECN: proportional increase */
-	mr_cc_on_ack(e, NULL, &p, 4, 0, 10, 1000);
+	mr_cc_on_ack(e, &c0, &p, 4, 0, 10, 1000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 2 * 256);
 	/* high delay, no ECN: hold (a decrease waits for the RTT's end) */
 	w0 = p.cc.cwnd;
-	mr_cc_on_ack(e, NULL, &p, 18, 0, 100, 2000);
+	mr_cc_on_ack(e, &c0, &p, 18, 0, 100, 2000);
 	ck_assert_uint_eq(p.cc.cwnd, w0);
 	/* low delay with ECN: unchanged */
 	w0 = p.cc.cwnd;
-	mr_cc_on_ack(e, NULL, &p, 4, 3, 10, 3000);
+	mr_cc_on_ack(e, &c0, &p, 4, 3, 10, 3000);
 	ck_assert_uint_eq(p.cc.cwnd, w0);
 	/* high delay with ECN: multiplicative decrease, once per RTT */
-	mr_cc_on_ack(e, NULL, &p, 4, 3, 100, 100000);
+	mr_cc_on_ack(e, &c0, &p, 4, 3, 100, 100000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 * 7 / 10);
 	w0 = p.cc.cwnd;
-	mr_cc_on_ack(e, NULL, &p, 4, 3, 100, 100000 + 5000);
+	mr_cc_on_ack(e, &c0, &p, 4, 3, 100, 100000 + 5000);
 	ck_assert_uint_eq(p.cc.cwnd, w0);
-	mr_cc_on_ack(e, NULL, &p, 4, 3, 100, 100000 + 20000);
+	mr_cc_on_ack(e, &c0, &p, 4, 3, 100, 100000 + 20000);
 	ck_assert_uint_lt(p.cc.cwnd, w0);
 	mroce_engine_destroy(e);
 }
@@ -62,24 +66,24 @@ START_TEST(mr_cc_on_ack__delay_decrease_proportional_to_excess)
 	p.cc.cwnd = 100 * 256;
 	w0 = p.cc.cwnd;
 	/* at the target (10 + 2 us): low delay, increase; a period starts */
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 12, 1000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 12, 1000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
 	/* above it within the period: hold */
 	w0 = p.cc.cwnd;
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 14, 2000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 14, 2000);
 	ck_assert_uint_eq(p.cc.cwnd, w0);
 	/* period over, smallest sample 14 us: x(1 - 0.8 * 2 / 14) */
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 15, 12000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 15, 12000);
 	ck_assert_uint_eq(p.cc.cwnd,
 			  (uint32_t)((uint64_t)w0 * (1000 - 1600 / 14) /
 				     1000));
 	ck_assert_uint_gt(p.cc.cwnd, w0 * 8 / 10);
 	/* inflated samples with one low one in the period: no decrease */
 	w0 = p.cc.cwnd;
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 30, 13000);
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 11, 14000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 30, 13000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 11, 14000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 30, 30000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 30, 30000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
 	mroce_engine_destroy(e);
 }
@@ -103,27 +107,63 @@ START_TEST(mr_cc_on_ack__jitter_floor_is_not_queueing)
 	mr_cc_init(plain, &q);
 	p.cc.cwnd = q.cc.cwnd = 100 * 256;
 	/* a sample at the base opens a round trip (period) on both */
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 30, 1000);
-	mr_cc_on_ack(plain, NULL, &q, 2, 0, 30, 1000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 30, 1000);
+	mr_cc_on_ack(plain, &c0, &q, 2, 0, 30, 1000);
 	w0 = p.cc.cwnd;
 	ck_assert_uint_eq(q.cc.cwnd, w0);
 	/* 250 us over the base: growth with the floor, hold without */
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 280, 2000);
-	mr_cc_on_ack(plain, NULL, &q, 2, 0, 280, 2000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 280, 2000);
+	mr_cc_on_ack(plain, &c0, &q, 2, 0, 280, 2000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
 	ck_assert_uint_eq(q.cc.cwnd, w0);
 	/* the round trip ends with the same samples: only plain cuts */
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 280, 40000);
-	mr_cc_on_ack(plain, NULL, &q, 2, 0, 280, 40000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 280, 40000);
+	mr_cc_on_ack(plain, &c0, &q, 2, 0, 280, 40000);
 	ck_assert_uint_eq(p.cc.cwnd, w0 + 2 * 256);
 	ck_assert_uint_lt(q.cc.cwnd, w0);
 	/* beyond base + jitter it is queueing again */
 	w0 = p.cc.cwnd;
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 900, 50000);
-	mr_cc_on_ack(e, NULL, &p, 2, 0, 900, 90000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 900, 50000);
+	mr_cc_on_ack(e, &c0, &p, 2, 0, 900, 90000);
 	ck_assert_uint_lt(p.cc.cwnd, w0);
 	mroce_engine_destroy(e);
 	mroce_engine_destroy(plain);
+}
+END_TEST
+
+/* The delay target is never below the queueing of one packet per path
+ * (mr_cc_conn_mtu): 8 paths of 4 KiB segments at 100 Gbit/s take 2.6 us,
+ * so over a 6 us base RTT an 8 us sample is no queue and the window
+ * grows, where the base/4 rule alone (target 7 us) held it and cut it
+ * (the decay of long lossy runs on slow planes, docs/engine.md). */
+START_TEST(mr_cc_on_ack__target_covers_one_packet_per_path)
+{
+	struct mroce_engine *e = mk();
+	struct mr_conn c = { .npaths = 8, .mtu = 4096 };
+	struct mr_path p = { .rtt = { .srtt_us = 8, .min_us = 6 } };
+	struct mr_path q = p;
+	uint64_t now = 1000;
+
+	mr_cc_conn_mtu(e, &c);
+	ck_assert_uint_eq(c.ser_floor_us, 3);
+	mr_cc_init(e, &p);
+	mr_cc_init(e, &q);
+	p.cc.cwnd = q.cc.cwnd = 256; /* one packet */
+	for (int i = 0; i < 50; i++, now += 8000) {
+		mr_cc_on_ack(e, &c, &p, 1, 0, 8, now);
+		mr_cc_on_ack(e, &c0, &q, 1, 0, 8, now);
+	}
+	ck_assert_uint_ge(mr_cc_cwnd_pkts(&p), 20);
+	ck_assert_uint_eq(mr_cc_cwnd_pkts(&q), 1);
+	/* a real queue beyond it is still one */
+	for (int i = 0; i < 50; i++, now += 8000)
+		mr_cc_on_ack(e, &c, &p, 1, 0, 30, now);
+	ck_assert_uint_lt(mr_cc_cwnd_pkts(&p), 20);
+	/* the floor follows the link: 10 Gbit/s, 26.2 us */
+	e->cfg.link_bps = 10000000000ull;
+	mr_cc_conn_mtu(e, &c);
+	ck_assert_uint_eq(c.ser_floor_us, 27);
+	mroce_engine_destroy(e);
 }
 END_TEST
 
@@ -146,13 +186,13 @@ START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
 	/* congestion (ECN and delay) drives it to the floor */
 	for (int i = 0; i < 100; i++) {
 		now += 20000;
-		mr_cc_on_ack(e, NULL, &p, 1, 1, 100, now);
+		mr_cc_on_ack(e, &c0, &p, 1, 1, 100, now);
 	}
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 1);
 	p.inflight = 1;
 	ck_assert_uint_eq(mr_cc_room(&p), 0);
 	for (int i = 0; i < 10000; i++)
-		mr_cc_on_ack(e, NULL, &p, 8, 0, 0, now);
+		mr_cc_on_ack(e, &c0, &p, 8, 0, 0, now);
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), MR_PATH_WIN);
 	mr_cc_on_timeout(e, &p);
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 8);
@@ -418,6 +458,7 @@ Suite *metaroce_cc_suite(void)
 	tcase_add_test(tc, mr_cc_on_ack__delay_decrease_proportional_to_excess);
 	tcase_add_test(tc, mr_cc_on_ack__jitter_floor_is_not_queueing);
 	tcase_add_test(tc, mr_cc_on_loss__window_kept_floor_and_cap);
+	tcase_add_test(tc, mr_cc_on_ack__target_covers_one_packet_per_path);
 	tcase_add_test(tc, mr_cc_fair_share__epoch_spans_paced_senders);
 	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);
 	tcase_add_test(tc, mr_cc_rate__honours_receiver_hint);

@@ -423,8 +423,8 @@ static void wrap_run(struct mroce_sim_cfg *c, struct wrap_watch *w,
 static const uint8_t wrap_ops[] = { MROCE_SIM_OP_WRITE, MROCE_SIM_OP_READ,
 				    MROCE_SIM_OP_SEND };
 
-/* Path slot 0 of every connection starts 64 PSNs below 2^32, under 2%
- * loss and 1% reordering-by-duplication on 4 planes, for WRITE, READ and
+/* Path slot 0 of every connection (4 paths) starts 64 PSNs below 2^32,
+ * under 2% loss and 1% duplication on 4 planes, for WRITE, READ and
  * SEND: every byte arrives, and slot 0's PSNs did cross 2^32 on the
  * sending side and on the receiving side of the data (for READ the data
  * comes from host 0, whose connection wraps too). */
@@ -439,7 +439,8 @@ START_TEST(metaroce_wrap__psn_crosses_2_32_under_loss)
 	base(&c, MROCE_TRANSPORT_METAROCE, 2000 + (uint64_t)_i);
 	each_path(&c, 0.02, 0.01, 0);
 	c.op = op;
-	c.bytes = 4 << 20;	/* about 128 packets a path slot */
+	c.engine_paths = 4;	/* 4 paths share 1024 packets: slot 0 gets */
+	c.bytes = 4 << 20;	/* well over the 64 before the wrap */
 	c.start_psn = 0xffffffc0;
 	wrap_run(&c, &w, &r);
 	ck_assert_msg(w.psn_crossed[data_from], "op %u: the sender of the "
