@@ -5,7 +5,7 @@
 # a markdown table. Every ratio is computed from runs made by this script,
 # in this invocation (never against numbers from another run).
 #
-# Usage: scripts/bench_sim.sh [--quick] [--seeds] [--help]
+# Usage: scripts/bench_sim.sh [--quick] [--seeds] [--long] [--help]
 #   --quick       smaller transfers (a smoke run, less precise)
 #   --seeds       only the MetaRoCE seed table: for each seed of SEEDS, the
 #                 loss-free goodput as a share of the 400 Gbit/s aggregate,
@@ -13,12 +13,27 @@
 #                 and the recovery (RTTs) from plane 1 blackholed half-way,
 #                 then the median of each column and how many seeds meet
 #                 each target
+#   --long        only the long-run family (issue #13): 4 planes of each
+#                 rate of RATES, one-way delay of DELAYS, messages of
+#                 SIZES; per seed a loss-free run and one per loss of
+#                 LOSSES, each RTTS base round trips long (the bytes come
+#                 from a short calibration run of the cell). Per cell:
+#                 the loss-free goodput (median seed), each loss's goodput
+#                 as a share of the same seed's loss-free run (median and
+#                 worst seed), and the decay: the smallest ratio, over all
+#                 runs, of the goodput in a run's last quarter to its
+#                 second quarter. Targets: 1% >= 0.95 median / 0.85
+#                 worst, 5% >= 0.85 / 0.75, decay >= 0.95. The defaults
+#                 are the whole family (hours on one core).
 # Environment:
 #   MROCE_BUILD   build directory holding bin/mroce_sim (default: build)
 #   BYTES         bytes per connection of the throughput runs (default 64M)
 #   SCALE_CONNS   connections of the scale run (default 4000)
 #   SEED          seed of every run (default 1)
-#   SEEDS         seeds of the --seeds table (default: 1 to 10)
+#   SEEDS         seeds of the --seeds table (default: 1 to 10) and of
+#                 --long (default: 1 to 20)
+#   RATES DELAYS SIZES LOSSES RTTS   --long's family (defaults: "10 25
+#                 100", "2 10", "64K 1M", "0.001 0.01 0.05", 20000)
 # Exit status: 0 when every run completed (RoCEv2 with its own plane
 # blackholed is expected to end in an error completion), 1 when any other
 # run failed (its row says why), 2 on bad arguments. With --seeds, 1 also
@@ -31,10 +46,12 @@ usage() {
 
 QUICK=0
 SEEDTAB=0
+LONG=0
 for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	--seeds) SEEDTAB=1 ;;
+	--long) LONG=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "bench_sim.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -90,6 +107,84 @@ run() {
 get() { local v="OUT_$1" r; r=$(echo "${!v}" | jf "$2"); echo "${r:--}"; }
 
 COMMON=(--paths 4 --rate-gbps 100 --delay-us 2 --msg-size 64K --bytes "$BYTES")
+
+# The long-run family (issue #13): no decay over 20,000 base RTTs, and the
+# loss ratios of every plane rate, across seeds.
+if [ "$LONG" = 1 ]; then
+	RATES=${RATES:-10 25 100} DELAYS=${DELAYS:-2 10} SIZES=${SIZES:-64K 1M}
+	LOSSES=${LOSSES:-0.001 0.01 0.05} RTTS=${RTTS:-20000}
+	LSEEDS=${SEEDS:-$(seq -s ' ' 1 20)}
+	# decay RUN: last quarter / second quarter of the run's goodput
+	# series (its last bin, the transfer's tail, left out); "-" without
+	# a series of at least 8 bins
+	decay() { local v="OUT_$1"
+		echo "${!v}" | sed -n 's/.*"series_gbps":\[\([^]]*\)\].*/\1/p' |
+		awk -F, '{ m = NF - 1; if (m < 8) { print "-"; exit }
+			for (i = int(m / 4) + 1; i <= int(m / 2); i++) { a += $i; na++ }
+			for (i = int(3 * m / 4) + 1; i <= m; i++) { b += $i; nb++ }
+			if (a > 0) printf "%.3f\n", (b / nb) / (a / na); else print "-" }'; }
+	ok() { [ "$(get "$1" verdict)" = ok ]; }
+	# medw VALUES...: "median / worst" ("-" counts as the worst)
+	medw() { printf '%s\n' "$@" | awk '{ print ($1 == "-") ? -1 : $1 }' | sort -g |
+		awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%s / %s", (m < 0 ? "-" : sprintf("%.3f", m)), (v[1] < 0 ? "-" : v[1]) }'; }
+	need() { # TARGET-MEDIAN TARGET-WORST "median / worst" -> 0 when met
+		awk -v a="$1" -v b="$2" -v s="$3" 'BEGIN { split(s, x, " / ")
+			exit !(x[1] != "-" && x[2] != "-" && x[1] + 0 >= a && x[2] + 0 >= b) }'; }
+	echo "## MetaRoCE long runs: $RTTS base RTTs a run, seeds $LSEEDS"
+	echo
+	printf '| planes | delay us | msg | loss-free Gbit/s (median) |'
+	for l in $LOSSES; do printf ' %s%% loss: median / worst of loss-free |' "$(awk -v l="$l" 'BEGIN { print l * 100 }')"; done
+	echo " decay: worst last / second quarter | targets |"
+	printf '|---|---|---|---|'
+	for l in $LOSSES; do printf -- '---|'; done
+	echo "---|---|"
+	for R in $RATES; do for D in $DELAYS; do for M in $SIZES; do
+		CELL=(--transport metaroce --paths 4 --rate-gbps "$R" --delay-us "$D" --msg-size "$M")
+		run cal "${CELL[@]}" --bytes 256M
+		if ! ok cal; then
+			echo "| 4 x $R | $D | $M | calibration failed: $(get cal why) | |"
+			FAILED=1
+			continue
+		fi
+		# bytes for RTTS base RTTs at the loss-free goodput, and 40
+		# goodput bins over the run
+		BYTES_L=$(awk -v r="$(get cal base_rtt_us)" -v g="$(get cal goodput_gbps)" -v n="$RTTS" \
+			'BEGIN { printf "%.0f", n * r * 1e-6 * g * 1e9 / 8 }')
+		BIN=$(awk -v r="$(get cal base_rtt_us)" -v n="$RTTS" 'BEGIN { printf "%.0f", n * r / 40 }')
+		CLEAN=() DECAY=() MISS=""
+		declare -A LR=()
+		for SEED in $LSEEDS; do
+			run c "${CELL[@]}" --bytes "$BYTES_L" --series --bin-us "$BIN"
+			g0=$(get c goodput_gbps)
+			ok c || g0=-
+			CLEAN+=("$g0") DECAY+=("$(decay c)")
+			for l in $LOSSES; do
+				run l "${CELL[@]}" --bytes "$BYTES_L" --series --bin-us "$BIN" --loss "$l"
+				r=-
+				ok l && [ "$g0" != - ] &&
+					r=$(awk -v a="$(get l goodput_gbps)" -v b="$g0" 'BEGIN { printf "%.3f", a / b }')
+				LR[$l]+=" $r"
+				DECAY+=("$(decay l)")
+			done
+		done
+		row="| 4 x $R | $D | $M | $(medw "${CLEAN[@]}" | sed 's| / .*||') |"
+		for l in $LOSSES; do
+			# shellcheck disable=SC2086
+			mw=$(medw ${LR[$l]})
+			row+=" $mw |"
+			case $l in
+			0.01) need 0.95 0.85 "$mw" || MISS+=" 1%" ;;
+			0.05) need 0.85 0.75 "$mw" || MISS+=" 5%" ;;
+			esac
+		done
+		dw=$(medw "${DECAY[@]}" | sed 's|.* / ||')
+		awk -v d="$dw" 'BEGIN { exit !(d != "-" && d + 0 >= 0.95) }' || MISS+=" decay"
+		[ -z "$MISS" ] || FAILED=1
+		echo "$row $dw | ${MISS:+missed:}${MISS:-yes} |"
+	done; done; done
+	exit $FAILED
+fi
 
 # The issue #3 targets across seeds (MetaRoCE only): loss-free >= 90% of
 # the aggregate, 1% loss >= 95% and 5% loss >= 85% of the same seed's

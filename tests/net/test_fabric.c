@@ -26,6 +26,6 @@ Suite *fabric_suite(void)
 	mroce_add_script_test(s, "fabric_blast", "tests/net/fabric_blast.sh",
 			      "", 60);
 	mroce_add_script_test(s, "bench_scripts",
-			      "tests/net/bench_scripts.sh", "", 120);
+			      "tests/net/bench_scripts.sh", "", 240);
 	return s;
 }
