@@ -72,24 +72,15 @@ for tr in metaroce rocev2; do
 	run write_bw $tr
 	run send_bw $tr
 done
-drops() {
-	local j n=0 v
-	fab_counters
-	for j in $(seq "$FABRIC_PATHS"); do
-		v=FABRIC_P${j}_DROP12 n=$((n + ${!v}))
-		v=FABRIC_P${j}_DROP21 n=$((n + ${!v}))
-	done
-	echo $n
-}
 for j in $(seq "$FABRIC_PATHS"); do
 	bash $FABRIC impair --prefix "$PREFIX" --path "$j" --loss 0.01 ||
 		fail "impair path $j"
 done
-d0=$(drops)
+d0=$(fab_drops)
 echo "1% loss on every path:"
 run write_bw metaroce
 run send_bw metaroce
-d=$(($(drops) - d0))
+d=$(($(fab_drops) - d0))
 echo "    dropped by the fabric: $d packets"
 [ $d -gt 0 ] || flunk "1% loss: the fabric dropped nothing"
 mroced_stop DPA DPB

@@ -28,7 +28,7 @@ for j in $(seq "$FABRIC_PATHS"); do
 done
 echo "fabric paths that carried traffic A->B: $used of $FABRIC_PATHS"
 [ $used -ge 2 ] || { echo "FAIL: traffic used $used path(s)"; E2E_FAILS=$((E2E_FAILS + 1)); }
-[ "$(e2e_drops)" -eq 0 ] || { echo "FAIL: the clean fabric dropped packets"; E2E_FAILS=$((E2E_FAILS + 1)); }
+[ "$(fab_drops)" -eq 0 ] || { echo "FAIL: the clean fabric dropped packets"; E2E_FAILS=$((E2E_FAILS + 1)); }
 # The kernel UDP ping-pong baseline.
 rm -f "$TMP/ppready"
 ip netns exec "$FABRIC_B_NS" "$BLAST" --udp --pingpong --rx --dport 5001 \

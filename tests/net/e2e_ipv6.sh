@@ -62,12 +62,12 @@ for j in $(seq "$FABRIC_PATHS"); do
 	bash $FABRIC impair --prefix "$PREFIX" --path "$j" --loss 0.01 ||
 		fail "impair path $j"
 done
-d0=$(e2e_drops)
+d0=$(fab_drops)
 # shellcheck disable=SC2046
 e2e_run afxdp metaroce write_bw $(e2e_args write_bw)
 # shellcheck disable=SC2046
 e2e_run udp metaroce read_bw $(e2e_args read_bw)
-d=$(($(e2e_drops) - d0))
+d=$(($(fab_drops) - d0))
 echo "dropped by the fabric: $d packets"
 [ $d -gt 0 ] || { echo "FAIL: nothing was dropped at 1% loss"; E2E_FAILS=$((E2E_FAILS + 1)); }
 for j in $(seq "$FABRIC_PATHS"); do

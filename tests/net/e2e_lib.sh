@@ -196,16 +196,7 @@ e2e_matrix() {
 	done
 }
 
-# Packets dropped by the fabric so far (loss and blackholes, all paths).
-e2e_drops() {
-	local j n=0 v
-	fab_counters
-	for j in $(seq "$FABRIC_PATHS"); do
-		v=FABRIC_P${j}_DROP12 n=$((n + ${!v}))
-		v=FABRIC_P${j}_DROP21 n=$((n + ${!v}))
-	done
-	echo $n
-}
+e2e_drops() { fab_drops; }
 
 e2e_summary() {
 	echo "$E2E_OK passed, $E2E_FAILS failed"

@@ -20,10 +20,10 @@ for phase in "0.01 1" "0.05 0"; do
 		bash $FABRIC impair --prefix "$PREFIX" --path "$j" --loss "$1" ||
 			fail "impair path $j"
 	done
-	d0=$(e2e_drops)
+	d0=$(fab_drops)
 	echo "== loss $1 on every path"
 	e2e_matrix "$2"
-	d=$(($(e2e_drops) - d0))
+	d=$(($(fab_drops) - d0))
 	echo "dropped by the fabric at loss $1: $d packets"
 	[ $d -gt 0 ] || { echo "FAIL: nothing was dropped at loss $1"; E2E_FAILS=$((E2E_FAILS + 1)); }
 done

@@ -40,6 +40,18 @@ fab_up() { # fabric.sh up options...
 
 fab_counters() { eval "$(bash $FABRIC counters --prefix "$PREFIX")"; }
 
+# Packets the fabric's nftables rules dropped so far (loss and
+# blackholes, every path, both directions).
+fab_drops() {
+	local j n=0 v
+	fab_counters
+	for j in $(seq "$FABRIC_PATHS"); do
+		v=FABRIC_P${j}_DROP12 n=$((n + ${!v}))
+		v=FABRIC_P${j}_DROP21 n=$((n + ${!v}))
+	done
+	echo $n
+}
+
 # fab_paths [DIR...]: packets on each path so far, path 1 first, on one
 # line, in these directions (12: A -> B, 21: B -> A; default both)
 # shellcheck disable=SC2120 # the scripts pass DIR

@@ -436,6 +436,38 @@ static struct mrd_app_info app_of(const char *sock, uint32_t i);
 	for (uint64_t end_ = now_ms() + 5000; !(cond); usleep(1000))          \
 	ck_assert_msg(now_ms() < end_, "never came: %s", #cond)
 
+/* Side a's QP replaced by one with max_send send WRs on a new 16-deep
+ * CQ (returned), connected to b's. */
+static struct mrv_cq *on_small_cq(struct side *a, struct side *b,
+				  uint32_t max_send)
+{
+	struct mrv_qp_init_attr qa;
+	struct mrv_cq *small;
+
+	ck_assert_int_eq(mrv_destroy_qp(a->qp), 0);
+	ck_assert_int_eq(mrv_create_cq(a->dev, 16, &small), 0);
+	qa = (struct mrv_qp_init_attr){
+		.send_cq = small, .recv_cq = small, .max_send_wr = max_send};
+	ck_assert_int_eq(mrv_create_qp(a->pd, &qa, &a->qp), 0);
+	side_connect(a, b);
+	return small;
+}
+
+/* A new QP for side s on its own CQ (the old one destroyed); the small
+ * CQ, when given, destroyed too. */
+static void fresh_qp(struct side *s, struct mrv_cq *small)
+{
+	ck_assert_int_eq(mrv_destroy_qp(s->qp), 0);
+	if (small)
+		ck_assert_int_eq(mrv_destroy_cq(small), 0);
+	ck_assert_int_eq(
+		mrv_create_qp(s->pd,
+			      &(struct mrv_qp_init_attr){.send_cq = s->cq,
+							 .recv_cq = s->cq},
+			      &s->qp),
+		0);
+}
+
 /* CQ overrun in daemon mode: an application that posts more signaled work
  * than its 16-deep CQ can hold and never polls loses its QP, as ibverbs
  * does: the QP goes to ERR (the daemon's engine moved it there), about a
@@ -446,9 +478,7 @@ static struct mrd_app_info app_of(const char *sock, uint32_t i);
 START_TEST(mrv_cq__overrun_in_daemon_mode_errors_the_qp_only)
 {
 	struct side a, b;
-	struct mrv_qp_init_attr qa;
 	struct mrv_cq *small;
-	struct mrv_qp *qp;
 	struct mrv_qp_attr at;
 	struct mrv_sge sg;
 	struct mrv_send_wr w[16], *bad;
@@ -458,13 +488,7 @@ START_TEST(mrv_cq__overrun_in_daemon_mode_errors_the_qp_only)
 	daemons_up();
 	open_via(&a, &dmn[0], MRV_TRANSPORT_METAROCE, 0);
 	open_via(&b, &dmn[1], MRV_TRANSPORT_METAROCE, 0);
-	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
-	ck_assert_int_eq(mrv_create_cq(a.dev, 16, &small), 0);
-	qa = (struct mrv_qp_init_attr){
-		.send_cq = small, .recv_cq = small, .max_send_wr = 64};
-	ck_assert_int_eq(mrv_create_qp(a.pd, &qa, &qp), 0);
-	a.qp = qp;
-	side_connect(&a, &b);
+	small = on_small_cq(&a, &b, 64);
 	sg = side_sge(&a, 0, 64);
 	/* 48 signaled WRITEs, 16 at a time, none polled */
 	for (int r = 0; r < 3; r++) {
@@ -499,21 +523,8 @@ START_TEST(mrv_cq__overrun_in_daemon_mode_errors_the_qp_only)
 	ck_assert_int_eq(mrv_post_send(a.qp, w, &bad), -EPERM);
 	ck_assert_ptr_eq(bad, &w[0]);
 	/* the daemon serves on: a new QP on a new CQ */
-	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
-	ck_assert_int_eq(mrv_destroy_cq(small), 0);
-	ck_assert_int_eq(mrv_destroy_qp(b.qp), 0);
-	ck_assert_int_eq(
-		mrv_create_qp(a.pd,
-			      &(struct mrv_qp_init_attr){.send_cq = a.cq,
-							 .recv_cq = a.cq},
-			      &a.qp),
-		0);
-	ck_assert_int_eq(
-		mrv_create_qp(b.pd,
-			      &(struct mrv_qp_init_attr){.send_cq = b.cq,
-							 .recv_cq = b.cq},
-			      &b.qp),
-		0);
+	fresh_qp(&a, small);
+	fresh_qp(&b, NULL);
 	side_connect(&a, &b);
 	w[0] = side_rdma_wr(7, MRV_WR_RDMA_WRITE, &sg, &b, 0);
 	w[0].next = NULL;
@@ -536,9 +547,7 @@ END_TEST
 START_TEST(mrv_poll_cq__full_ring_resumes_after_drain)
 {
 	struct side a, b;
-	struct mrv_qp_init_attr qa;
 	struct mrv_cq *small;
-	struct mrv_qp *qp;
 	struct mrv_sge sg;
 	struct mrv_send_wr w[24], *bad;
 	struct mrv_wc wc[24];
@@ -549,14 +558,7 @@ START_TEST(mrv_poll_cq__full_ring_resumes_after_drain)
 	daemons_up();
 	open_via(&a, &dmn[0], MRV_TRANSPORT_ROCEV2, 0);
 	open_via(&b, &dmn[1], MRV_TRANSPORT_ROCEV2, 0);
-	/* a's QP on a 16-deep CQ instead. */
-	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
-	ck_assert_int_eq(mrv_create_cq(a.dev, 16, &small), 0);
-	qa = (struct mrv_qp_init_attr){
-		.send_cq = small, .recv_cq = small, .max_send_wr = 32};
-	ck_assert_int_eq(mrv_create_qp(a.pd, &qa, &qp), 0);
-	a.qp = qp;
-	side_connect(&a, &b);
+	small = on_small_cq(&a, &b, 32); /* a's QP on a 16-deep CQ */
 	sg = side_sge(&a, 0, 64);
 	for (int i = 0; i < 24; i++) {
 		w[i] = side_rdma_wr((uint64_t)i, MRV_WR_RDMA_WRITE, &sg, &b, 0);
@@ -602,14 +604,7 @@ START_TEST(mrv_poll_cq__full_ring_resumes_after_drain)
 		ck_assert_int_eq(wc[i].status, MRV_WC_SUCCESS);
 		ck_assert_uint_eq(wc[i].wr_id, (uint64_t)i);
 	}
-	ck_assert_int_eq(mrv_destroy_qp(a.qp), 0);
-	ck_assert_int_eq(mrv_destroy_cq(small), 0);
-	ck_assert_int_eq(
-		mrv_create_qp(a.pd,
-			      &(struct mrv_qp_init_attr){.send_cq = a.cq,
-							 .recv_cq = a.cq},
-			      &a.qp),
-		0);
+	fresh_qp(&a, small);
 	side_close(&a);
 	side_close(&b);
 	daemons_down();
