@@ -196,7 +196,6 @@ e2e_matrix() {
 	done
 }
 
-
 e2e_summary() {
 	echo "$E2E_OK passed, $E2E_FAILS failed"
 	[ $E2E_FAILS -eq 0 ] || exit 1
