@@ -55,7 +55,8 @@ struct mroce_engine_cfg {
 	uint32_t max_conns;	/* default 4096 */
 	uint32_t max_qps;	/* default 4096 */
 	uint32_t max_mrs;	/* default 1024 */
-	uint64_t link_bps;	/* local line rate, for pacing/fair share */
+	uint64_t link_bps;	/* local line rate, for pacing/fair share
+				 * (0: MROCE_DEFAULT_LINK_BPS) */
 	uint32_t rto_min_us;	/* default 200 */
 	uint8_t retry_cnt;	/* retries before RETRY_EXC_ERR (default 7) */
 	uint8_t rnr_retry;	/* RNR retries, 7 = infinite (default 7) */
@@ -79,6 +80,9 @@ struct mroce_engine_cfg {
 	uint32_t isn;
 	uint8_t first_gen;
 };
+
+/* The line rate an engine assumes when none is configured. */
+#define MROCE_DEFAULT_LINK_BPS 100000000000ull
 
 /* Fill defaults for every zero field. */
 void mroce_engine_cfg_default(struct mroce_engine_cfg *cfg);

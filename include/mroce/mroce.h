@@ -118,6 +118,13 @@ struct mrv_dev_attr {
 				  * millisecond scheduling delays and want
 				  * more, or they retransmit spuriously) */
 	uint32_t flags;		 /* MRV_DEV_* (embedded mode), 0 = none */
+	uint32_t link_mbps;	 /* embedded mode: the line rate the engine
+				  * paces at and shares out (Mbit/s); 0 =
+				  * the interface's speed (AF_XDP: ifname;
+				  * UDP: the one holding local_addr), or
+				  * 100 Gbit/s when it reports none (veth,
+				  * loopback). Daemon mode: mroced's
+				  * --link-gbps */
 };
 
 /* struct mrv_dev_attr.flags */
@@ -140,6 +147,10 @@ int mrv_progress(struct mrv_device *dev);
 
 /* Payload bytes per packet (the path MTU of the transport). */
 int mrv_device_mtu(const struct mrv_device *dev);
+
+/* The line rate (Mbit/s) the device's engine paces at and shares out
+ * among its senders (struct mrv_dev_attr.link_mbps). */
+int mrv_device_link_mbps(const struct mrv_device *dev);
 
 /* A file descriptor that becomes readable when packets arrive (for an
  * application's own poll loop; timers still need mrv_progress()). Daemon

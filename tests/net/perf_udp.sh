@@ -17,6 +17,8 @@
 # server fails with a named error (not a hang), bad arguments exit 2, and
 # --json output parses, and so does perftest's --out_json file; a failed
 # --json run still prints a whole document, with an "error" object.
+# --link-gbps paces MetaRoCE at the configured rate (sender's or, through
+# the fair-share hint, receiver's).
 # --verify catches one wrong byte sent on purpose (--corrupt) and names
 # the QP, message and offset on both sides; --interval's JSON intervals
 # add up to the run's total bytes, and its text lines come before the
@@ -102,6 +104,37 @@ assert p["n_iterations"] == 50 and p["BW_average"] > 0, p' \
 fi
 wait "$SPID" 2>/dev/null
 SPID=
+
+# The configured line rate reaches the MetaRoCE engine and paces it:
+# --link-gbps 0.5 on the sender (its pacing), then on the receiver only
+# (the fair-share hint in its ACKs): the 2 s average stays under 0.5
+# Gbit/s x 1.25, and the header shows the rate (loopback reports no speed:
+# 100 Gbit/s unconfigured).
+for who in client server; do
+	PORT=$((PORT + 1))
+	sl=() cl=()
+	if [ $who = server ]; then sl=(--link-gbps 0.5); else cl=(--link-gbps 0.5); fi
+	"$PERF" write_bw -p $PORT -s 65536 --local 127.0.0.1 "${sl[@]}" \
+		>"$TMP/link-$who.srv" 2>&1 &
+	SPID=$!
+	wait_listen "" $PORT "$SPID" || flunk "link $who: no server"
+	timeout 60 "$PERF" write_bw -p $PORT -s 65536 -D 2 --report_gbits \
+		--local 127.0.0.2 "${cl[@]}" 127.0.0.1 >"$TMP/link-$who" 2>&1
+	rc=$?
+	wait "$SPID"
+	SPID=
+	g=$(grep -A1 '#bytes' "$TMP/link-$who" | tail -1 | awk '{ print $4 }')
+	lr=$(sed -n 's/^ *Link rate *: \([0-9.]*\).*/\1/p' "$TMP/link-$who")
+	want=0.5
+	[ $who = server ] && want=100
+	if [ $rc -eq 0 ] && [ "$lr" = $want ] &&
+	   awk -v g="${g:-x}" 'BEGIN { exit !(g + 0 > 0 && g + 0 <= 0.625) }'; then
+		echo "ok: --link-gbps 0.5 on the $who: $g Gbit/s (link rate $lr)"
+	else
+		flunk "--link-gbps 0.5 on the $who: exit $rc, $g Gbit/s, link rate $lr"
+		cat "$TMP/link-$who"
+	fi
+done
 
 # One wrong byte on the wire (--corrupt: the client sends message 150
 # with byte 4097 changed): write_bw's and send_bw's receiver checks fail

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../user/endpoint/endpoint.h"
+#include "../../user/engine/engine_int.h"
 
 #define ACC_ALL                                                                \
 	(MROCE_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE_WRITE |                \
@@ -336,6 +337,48 @@ START_TEST(mroce_ep_open__bad_configs_are_einval)
 }
 END_TEST
 
+/* The line rate the engines pace at and share out: a configured one (10
+ * and 25 Gbit/s here) reaches both engines; without one, an interface
+ * that reports no speed (loopback) gives the engines' default. */
+START_TEST(mroce_ep_link_bps__configured_or_default)
+{
+	static const uint64_t rates[] = { 10000000000ull, 25000000000ull, 0 };
+
+	for (int k = 0; k < 3; k++) {
+		for (int tries = 0;; tries++) {
+			uint16_t port = (uint16_t)(30000 +
+						   ((getpid() * 11 + tries * 97 +
+						     k * 3) % 15000) * 2);
+			struct mroce_ep_cfg c =
+				cfg_for("127.0.0.1", port, true, true);
+			uint64_t want =
+				rates[k] ? rates[k] : MROCE_DEFAULT_LINK_BPS;
+			struct mroce_ep *ep;
+			const char *src;
+			int err;
+
+			c.eng[0].link_bps = c.eng[1].link_bps = rates[k];
+			err = mroce_ep_open(&c, &ep);
+			if (err == -EADDRINUSE && tries < 50)
+				continue;
+			ck_assert_int_eq(err, 0);
+			ck_assert_uint_eq(mroce_ep_link_bps(ep, &src), want);
+			ck_assert_str_eq(src, rates[k] ? "configured" : "default");
+			ck_assert_uint_eq(
+				mroce_ep_engine(ep, MROCE_TRANSPORT_METAROCE)
+					->cfg.link_bps,
+				want);
+			ck_assert_uint_eq(
+				mroce_ep_engine(ep, MROCE_TRANSPORT_ROCEV2)
+					->cfg.link_bps,
+				want);
+			mroce_ep_close(ep);
+			break;
+		}
+	}
+}
+END_TEST
+
 MROCE_SUITE(endpoint_suite)
 Suite *endpoint_suite(void)
 {
@@ -347,6 +390,7 @@ Suite *endpoint_suite(void)
 	tcase_add_test(tc, mroce_ep__one_transport_ignores_the_other_port);
 	tcase_add_test(tc, mroce_ep_peer_by_name__bad_strings_are_named_errors);
 	tcase_add_test(tc, mroce_ep_open__bad_configs_are_einval);
+	tcase_add_test(tc, mroce_ep_link_bps__configured_or_default);
 	suite_add_tcase(s, tc);
 	return s;
 }

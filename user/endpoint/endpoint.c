@@ -19,6 +19,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <net/if.h>
 #include <stdlib.h>
@@ -92,6 +94,8 @@ struct mroce_ep {
 	bool zc;		/* the engines write into the backend's buffers */
 	uint8_t family;
 	uint8_t local[16];
+	uint64_t link_bps;	/* the engines' line rate, and where from */
+	const char *link_src;
 	size_t txcap;
 	struct ep_eng eng[2];	/* [0] MetaRoCE, [1] RoCEv2 */
 	/* XDP `conns` entries we added: MetaRoCE conn ids by slot (0 =
@@ -138,6 +142,89 @@ static int mtu_for_ifname(const char *ifname, uint16_t *out)
 	return -EINVAL; /* below IPv6's minimum: not a usable link */
 }
 
+/* The interface's line rate (/sys/class/net/IF/speed, Mbit/s) in bit/s;
+ * 0 when it reports none (loopback, a down link) or is virtual (no
+ * device behind it: a veth says 10000 whatever its peer can take). */
+static uint64_t speed_of_ifname(const char *ifname)
+{
+	char path[96];
+	long mbps = -1;
+	FILE *f;
+
+	if (!ifname || strchr(ifname, '/') ||
+	    snprintf(path, sizeof(path), "/sys/class/net/%s/device", ifname) >=
+		    (int)sizeof(path) ||
+	    access(path, F_OK))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &mbps) != 1)
+		mbps = -1;
+	fclose(f);
+	return mbps > 0 ? (uint64_t)mbps * 1000000ull : 0;
+}
+
+/* The interface that holds the local address (UDP backend), into name. */
+static bool ifname_of_addr(int family, const uint8_t *addr, char *name,
+			   size_t len)
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next) {
+		const void *a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != family)
+			continue;
+		a = family == AF_INET
+			    ? (const void *)&((struct sockaddr_in *)i->ifa_addr)
+				      ->sin_addr
+			    : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)
+				      ->sin6_addr;
+		if (!memcmp(a, addr, family == AF_INET ? 4 : 16)) {
+			snprintf(name, len, "%s", i->ifa_name);
+			found = true;
+		}
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+/* The line rate the engines use (docs/engine.md, "Pacing"): configured,
+ * else the interface's (AF_XDP: its own; UDP: the one holding the local
+ * address), else the engine's default. */
+static void link_rate(struct mroce_ep *ep, const struct mroce_ep_cfg *cfg)
+{
+	char name[IF_NAMESIZE];
+	uint64_t bps = 0;
+
+	for (int i = 0; i < 2; i++)
+		if (cfg->eng[i].transport && cfg->eng[i].link_bps)
+			bps = cfg->eng[i].link_bps;
+	if (bps) {
+		ep->link_bps = bps;
+		ep->link_src = "configured";
+		return;
+	}
+	if (ep->afxdp)
+		bps = speed_of_ifname(cfg->io.ifname);
+	else if (ifname_of_addr(ep->family, ep->local, name, sizeof(name)))
+		bps = speed_of_ifname(name);
+	ep->link_bps = bps ? bps : MROCE_DEFAULT_LINK_BPS;
+	ep->link_src = bps ? "interface" : "default";
+}
+
+uint64_t mroce_ep_link_bps(const struct mroce_ep *ep, const char **src)
+{
+	if (src)
+		*src = ep->link_src;
+	return ep->link_bps;
+}
+
 static struct ep_eng *eng_of(struct mroce_ep *ep, enum mroce_transport t)
 {
 	struct ep_eng *g;
@@ -159,6 +246,7 @@ static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
 	int err;
 
 	ec.transport = transport;
+	ec.link_bps = ep->link_bps; /* 0: the engine's default */
 	if (!ec.mtu && ep->afxdp) {
 		err = mtu_for_ifname(ifname, &ec.mtu);
 		if (err < 0)
@@ -343,6 +431,7 @@ int mroce_ep_open(const struct mroce_ep_cfg *cfg, struct mroce_ep **out)
 	ep->epfd = -1;
 	ep->family = ic.family;
 	memcpy(ep->local, ic.local_addr, 16);
+	link_rate(ep, cfg);
 	for (int i = 0; i < 2; i++) {
 		struct ep_eng *g = &ep->eng[i];
 

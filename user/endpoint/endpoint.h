@@ -101,6 +101,11 @@ int mroce_ep_fd(const struct mroce_ep *ep);
 
 /* Payload bytes per packet the engines were configured with. */
 uint16_t mroce_ep_mtu(const struct mroce_ep *ep);
+/* The line rate (bit/s) the engines pace at and share out, and where it
+ * came from ("configured": an engine's link_bps; "interface": the speed
+ * of AF_XDP's interface, or of the one holding the UDP backend's local
+ * address; "default": neither, MROCE_DEFAULT_LINK_BPS). */
+uint64_t mroce_ep_link_bps(const struct mroce_ep *ep, const char **src);
 
 /* The backend (for stats; mroce_io_get_stats()); with several (all
  * queues) the first one, which also holds the XDP `conns` entries. */

@@ -27,7 +27,7 @@ void mroce_engine_cfg_default(struct mroce_engine_cfg *cfg)
 	if (!cfg->max_mrs)
 		cfg->max_mrs = 1024;
 	if (!cfg->link_bps)
-		cfg->link_bps = 100000000000ull;
+		cfg->link_bps = MROCE_DEFAULT_LINK_BPS;
 	if (!cfg->rto_min_us)
 		cfg->rto_min_us = 200;
 	if (!cfg->retry_cnt)

@@ -253,6 +253,7 @@ struct mrd_rep {
 			uint64_t shm_size;
 			uint32_t sq_off, sq_entries;
 			uint32_t cq_area_off, cq_area_size;
+			uint64_t link_bps; /* the engines' line rate */
 		} hello;
 		struct {
 			uint32_t handle;

@@ -143,6 +143,7 @@ int mrl_daemon_open(const struct mrv_dev_attr *attr, struct mrv_device **out)
 	d->base.ops = &daemon_ops;
 	d->base.transport = r.u.hello.transport;
 	d->base.mtu = r.u.hello.mtu;
+	d->base.link_mbps = (uint32_t)(r.u.hello.link_bps / 1000000ull);
 	d->base.family = r.u.hello.family;
 	memcpy(d->base.local, r.u.hello.local, 16);
 	*out = &d->base;

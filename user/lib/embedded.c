@@ -102,6 +102,7 @@ static void ep_cfg(const struct mrv_dev_attr *attr, const struct emb_dev *d,
 	/* Software endpoints: scheduling noise, not queueing, dominates
 	 * the RTT (docs/engine.md, cfg.jitter_us). */
 	ec->jitter_us = MROCE_EP_SW_JITTER_US;
+	ec->link_bps = (uint64_t)attr->link_mbps * 1000000ull;
 
 	cfg->io.kind = attr->backend == MRV_BACKEND_AFXDP ? MROCE_IO_AFXDP
 							  : MROCE_IO_UDP;
@@ -138,6 +139,7 @@ int mrl_embedded_open(const struct mrv_dev_attr *attr, struct mrv_device **out)
 	d->e = mroce_ep_engine(d->ep, d->base.transport);
 	d->io = mroce_ep_io(d->ep);
 	d->base.mtu = mroce_ep_mtu(d->ep);
+	d->base.link_mbps = (uint32_t)(mroce_ep_link_bps(d->ep, NULL) / 1000000ull);
 	*out = &d->base;
 	return 0;
 fail:

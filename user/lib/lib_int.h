@@ -79,6 +79,7 @@ struct mrv_device {
 	const struct mrl_dev_ops *ops;
 	uint8_t transport; /* enum mrv_transport */
 	uint16_t mtu;	   /* payload bytes per packet */
+	uint32_t link_mbps; /* the engine's line rate */
 	uint8_t family;	   /* of local: AF_INET or AF_INET6 */
 	uint8_t local[16];
 	int npds, ncqs; /* kept by verbs.c */

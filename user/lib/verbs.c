@@ -76,6 +76,11 @@ int mrv_device_mtu(const struct mrv_device *dev)
 	return dev ? dev->mtu : -EINVAL;
 }
 
+int mrv_device_link_mbps(const struct mrv_device *dev)
+{
+	return dev ? (int)dev->link_mbps : -EINVAL;
+}
+
 int mrv_device_fd(const struct mrv_device *dev)
 {
 	return dev ? dev->ops->device_fd(dev) : -EINVAL;

@@ -43,7 +43,7 @@ static const char help_text[] =
 "SYNOPSIS\n"
 "    mroced --local ADDR [--backend udp|afxdp] [--ifname IF]\n"
 "           [--queue Q|all] [--attach] [--sock PATH] [--paths N]\n"
-"           [--mtu BYTES]\n"
+"           [--mtu BYTES] [--link-gbps R]\n"
 "           [--rto-min USEC] [--udp-port PORT] [--spin-us USEC]\n"
 "           [--sock-mode MODE] [--sock-group GROUP] [--no-ack-offload]\n"
 "           [--seed N] [-v]\n"
@@ -85,6 +85,10 @@ static const char help_text[] =
 "    -m, --mtu=BYTES      payload bytes per packet (default: 4096 on udp,\n"
 "                         from the interface MTU on afxdp)\n"
 "    -r, --rto-min=USEC   minimum retransmission timeout (default 200)\n"
+"        --link-gbps=R    the line rate MetaRoCE paces at and shares out\n"
+"                         among senders, Gbit/s (default: the interface's\n"
+"                         speed - afxdp: IF; udp: the one holding ADDR -\n"
+"                         or 100 where it reports none or is virtual)\n"
 "    -u, --udp-port=PORT  MetaRoCE port; RoCEv2 uses PORT+1 (default\n"
 "                         4792/4791)\n"
 "        --sock-mode=MODE chmod the socket (e.g. 0666: every local user;\n"
@@ -271,7 +275,7 @@ static int group_id(const char *name)
 	return (int)v;
 }
 
-enum { O_SPIN = 256, O_SEED, O_MODE, O_GROUP, O_NO_OFFLOAD };
+enum { O_SPIN = 256, O_SEED, O_MODE, O_GROUP, O_NO_OFFLOAD, O_LINK };
 
 static const struct option long_opts[] = {
 	{"local", required_argument, NULL, 'l'},
@@ -283,6 +287,7 @@ static const struct option long_opts[] = {
 	{"paths", required_argument, NULL, 'p'},
 	{"mtu", required_argument, NULL, 'm'},
 	{"rto-min", required_argument, NULL, 'r'},
+	{"link-gbps", required_argument, NULL, O_LINK},
 	{"udp-port", required_argument, NULL, 'u'},
 	{"spin-us", required_argument, NULL, O_SPIN},
 	{"seed", required_argument, NULL, O_SEED},
@@ -337,6 +342,16 @@ static void apply_opt(int c, const char *arg, struct opts *o)
 		cfg->eng[0].rto_min_us = cfg->eng[1].rto_min_us =
 			(uint32_t)num(arg, "RTO", 1, 10000000);
 		break;
+	case O_LINK: {
+		double g;
+
+		if (mroce_parse_double(arg, 0.001, 10000, &g) < 0)
+			usage_err("invalid link rate '%s' (Gbit/s, 0.001 to "
+				  "10000)", arg);
+		cfg->eng[0].link_bps = cfg->eng[1].link_bps =
+			(uint64_t)(g * 1e9);
+		break;
+	}
 	case 'u':
 		o->udp_port = (uint16_t)num(arg, "UDP port", 1, 65534);
 		break;
@@ -504,6 +519,8 @@ static void close_loop(void)
 int main(int argc, char **argv)
 {
 	struct opts o = {0};
+	const char *link_src;
+	uint64_t link;
 	int err;
 
 	mroced.sock_path = MRD_DEFAULT_SOCK;
@@ -540,12 +557,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mroced.start_ns = now_ns();
-	pr_info("serving %s on %s (%s%s, %d queue%s, mtu %u) at %s",
+	link = mroce_ep_link_bps(mroced.ep, &link_src);
+	pr_info("serving %s on %s (%s%s, %d queue%s, mtu %u, link %g Gbit/s "
+		"%s) at %s",
 		"metaroce+rocev2", o.local,
 		mroced.backend == MRV_BACKEND_AFXDP ? "afxdp " : "udp",
 		o.ifname ? o.ifname : "", mroce_ep_nqueues(mroced.ep),
 		mroce_ep_nqueues(mroced.ep) == 1 ? "" : "s",
-		mroce_ep_mtu(mroced.ep), mroced.sock_path);
+		mroce_ep_mtu(mroced.ep), (double)link / 1e9, link_src,
+		mroced.sock_path);
 	mroced_notify("READY=1");
 	err = mroced_run();
 	log_queue_stats();

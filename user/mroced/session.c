@@ -190,6 +190,7 @@ static int hello_setup(struct sess *s, const struct mrd_req *q,
 	r->u.hello.family = mroced.family;
 	r->u.hello.transport = s->transport;
 	r->u.hello.mtu = mroce_ep_mtu(mroced.ep);
+	r->u.hello.link_bps = mroce_ep_link_bps(mroced.ep, NULL);
 	memcpy(r->u.hello.local, mroced.local, 16);
 	r->u.hello.shm_size = s->shm_size;
 	r->u.hello.sq_off = (uint32_t)hdr_bytes;

@@ -105,11 +105,15 @@ static const char help_text[] =
 "        --daemon[=PATH]    use the mroced daemon at socket PATH (default\n"
 "                           /run/mroce/mroced.sock): the address, backend,\n"
 "                           MTU, paths and RTO are the daemon's, so\n"
-"                           --backend, --ifname, --local, --paths and\n"
-"                           --rto-min do not apply\n"
+"                           --backend, --ifname, --local, --paths,\n"
+"                           --rto-min and --link-gbps do not apply\n"
 "        --rto-min=USEC     minimum retransmission timeout (default: the\n"
 "                           engine's 200 us); processes sharing busy cores\n"
 "                           want milliseconds, or they retransmit spuriously\n"
+"        --link-gbps=R      the line rate MetaRoCE paces at and shares\n"
+"                           out among senders, Gbit/s (default: the\n"
+"                           interface's speed, or 100 where it reports\n"
+"                           none or is virtual: loopback, veth)\n"
 "        --no-ack-offload   --backend=afxdp: the XDP program answers nothing\n"
 "                           for our connections (by default it answers\n"
 "                           duplicates of placed data); for comparison. With\n"
@@ -162,6 +166,7 @@ enum {
 	O_LOCAL,
 	O_DAEMON,
 	O_RTO,
+	O_LINK,
 	O_NO_OFFLOAD,
 	O_CYCLE,
 	O_INTERVAL,
@@ -191,6 +196,7 @@ static const struct option lo[] = {
 	{"ifname", required_argument, NULL, O_IFNAME},
 	{"local", required_argument, NULL, O_LOCAL},
 	{"rto-min", required_argument, NULL, O_RTO},
+	{"link-gbps", required_argument, NULL, O_LINK},
 	{"no-ack-offload", no_argument, NULL, O_NO_OFFLOAD},
 	{"daemon", optional_argument, NULL, O_DAEMON},
 	{"cycle_buffer", required_argument, NULL, O_CYCLE},
@@ -286,6 +292,15 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 	case O_RTO:
 		o->rto_min_us = (int)num(arg, "--rto-min", 1, 10000000);
 		return true;
+	case O_LINK: {
+		double g;
+
+		if (mroce_parse_double(arg, 0.001, 4000, &g) < 0)
+			usage_err("--link-gbps: '%s' is not a rate in "
+				  "Gbit/s (0.001 to 4000)", arg);
+		o->link_mbps = (uint32_t)(g * 1000 + 0.5);
+		return true;
+	}
 	case O_NO_OFFLOAD:
 		o->no_ack_offload = true;
 		return true;

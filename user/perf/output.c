@@ -131,6 +131,8 @@ void out_header(struct ctx *c)
 	if (c->o.bw)
 		printf(" TX depth        : %d\n", c->o.tx_depth);
 	printf(" Mtu             : %d[B]\n", mrv_device_mtu(c->dev));
+	printf(" Link rate       : %g[Gb/s] (pacing and fair share)\n",
+	       mrv_device_link_mbps(c->dev) / 1000.0);
 	printf(" Link type       : Ethernet\n");
 	printf(" Local address   : %s\n", c->local);
 	printf(" Data ex. method : TCP rendezvous (port %u)\n", c->o.port);
@@ -193,6 +195,7 @@ static void perftest_file(const struct ctx *c, struct json_object *row)
 	if (c->o.bw)
 		mroce_json_add_i64(ti, "TX_depth", c->o.tx_depth);
 	mroce_json_add_i64(ti, "Mtu", mrv_device_mtu(c->dev));
+	mroce_json_add_i64(ti, "Link_rate_mbps", mrv_device_link_mbps(c->dev));
 	mroce_json_add_str(ti, "Link_type", "Ethernet");
 	mroce_json_add_str(ti, "Data_ex_method", "Ethernet");
 	json_object_object_add(f, "test_info", ti);

@@ -350,6 +350,7 @@ static void open_dev(struct ctx *c)
 		.npaths = (uint8_t)c->o.paths,
 		.ifname = c->o.ifname,
 		.rto_min_us = (uint32_t)c->o.rto_min_us,
+		.link_mbps = c->o.link_mbps,
 		.flags = c->o.no_ack_offload ? MRV_DEV_NO_ACK_OFFLOAD : 0,
 	};
 	int err;

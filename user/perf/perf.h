@@ -42,6 +42,7 @@ struct opts {
 	int tx_depth;
 	uint64_t cycle_buffer;	/* --cycle_buffer: perftest's, a page */
 	int rto_min_us;
+	uint32_t link_mbps;	 /* --link-gbps, 0 = the interface's */
 	bool no_ack_offload;	 /* --no-ack-offload */
 	const char *ifname, *local;
 	bool daemon;		 /* --daemon: mroced serves the device */
