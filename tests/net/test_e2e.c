@@ -5,7 +5,9 @@
  * scripts/fabric.sh fabric, both transports, both I/O backends, every
  * operation, under a clean fabric, 1% and 5% random loss, paths of unequal
  * rates (reordering) and one path blackholed mid-run; and IPv6 through the
- * library and the daemon on a fabric with IPv6 addresses. The matrix is in
+ * library and the daemon on a fabric with IPv6 addresses; and a MetaRoCE
+ * sender slowing down for the CE marks of the fabric's ECN marker. The
+ * matrix is in
  * docs/fabric.md ("End-to-end tests"). Each script's --probe turns "not
  * root / no netns / no AF_XDP / not built" into a skip.
  */
@@ -24,5 +26,6 @@ Suite *e2e_suite(void)
 	mroce_add_script_test(s, "e2e_blackhole", "tests/net/e2e_blackhole.sh",
 			      "", 300);
 	mroce_add_script_test(s, "e2e_ipv6", "tests/net/e2e_ipv6.sh", "", 180);
+	mroce_add_script_test(s, "e2e_ecn", "tests/net/e2e_ecn.sh", "", 120);
 	return s;
 }

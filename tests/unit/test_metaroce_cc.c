@@ -131,6 +131,37 @@ START_TEST(mr_cc_on_ack__jitter_floor_is_not_queueing)
 }
 END_TEST
 
+/* ECN with low delay: once per RTT (the delay period), the window is cut
+ * by half the fraction of the period's packets marked; unmarked periods
+ * grow as before. */
+START_TEST(mr_cc_on_ack__ecn_without_delay_cuts_by_marked_fraction)
+{
+	struct mroce_engine *e = mk();
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
+	uint64_t now = 1000000;
+	uint32_t w0;
+
+	mr_cc_init(e, &p);
+	p.cc.cwnd = 100 * 256;
+	mr_cc_on_ack(e, &c0, &p, 1, 0, 10, now); /* opens a period */
+	w0 = p.cc.cwnd;
+	/* a period with every packet marked: hold within it... */
+	for (int i = 0; i < 5; i++)
+		mr_cc_on_ack(e, &c0, &p, 2, 2, 10, now += 1000);
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	/* ...and half at its end (the ACK that ends it is marked too) */
+	mr_cc_on_ack(e, &c0, &p, 2, 2, 10, now += 20000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 / 2);
+	/* a fifth marked: x0.9 */
+	w0 = p.cc.cwnd;
+	for (int i = 0; i < 4; i++)
+		mr_cc_on_ack(e, &c0, &p, 2, 0, 10, now += 1000);
+	mr_cc_on_ack(e, &c0, &p, 2, 2, 10, now += 20000);
+	ck_assert_uint_eq(p.cc.cwnd, (w0 + 4 * 256) * 9 / 10);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
 /* The delay target is never below the queueing of one packet per path
  * (mr_cc_conn_mtu): 8 paths of 4 KiB segments at 100 Gbit/s take 2.6 us,
  * so over a 6 us base RTT an 8 us sample is no queue and the window
@@ -459,6 +490,7 @@ Suite *metaroce_cc_suite(void)
 	tcase_add_test(tc, mr_cc_on_ack__jitter_floor_is_not_queueing);
 	tcase_add_test(tc, mr_cc_on_loss__window_kept_floor_and_cap);
 	tcase_add_test(tc, mr_cc_on_ack__target_covers_one_packet_per_path);
+	tcase_add_test(tc, mr_cc_on_ack__ecn_without_delay_cuts_by_marked_fraction);
 	tcase_add_test(tc, mr_cc_fair_share__epoch_spans_paced_senders);
 	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);
 	tcase_add_test(tc, mr_cc_rate__honours_receiver_hint);

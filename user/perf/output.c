@@ -395,6 +395,7 @@ static void spray_json(struct ctx *c, const struct spray *peer,
 		mroce_json_add_u64(p, "retransmits", pi[i].retransmits);
 		mroce_json_add_u64(p, "srtt_us", pi[i].srtt_us);
 		mroce_json_add_u64(p, "cwnd_pkts", pi[i].cwnd_pkts);
+		mroce_json_add_u64(p, "ce_echoed_pkts", pi[i].ce_marks);
 		json_object_array_add(pp, p);
 	}
 	json_object_object_add(s, "per_path", pp);
@@ -405,17 +406,20 @@ static void spray_text(struct ctx *c, const struct spray *peer,
 		       const struct mrv_dev_stats *st,
 		       const struct mrv_path_info *pi, int np)
 {
-	uint64_t tot = 0;
+	uint64_t tot = 0, ce = 0;
 
-	for (int i = 0; i < np; i++)
+	for (int i = 0; i < np; i++) {
 		tot += pi[i].tx_pkts;
+		ce += pi[i].ce_marks;
+	}
 	printf(DASHES);
 	printf(" Spraying        : %s, %d path%s (QP 0x%06x)\n",
 	       perf_tname(c->o.transport), np, np == 1 ? "" : "s",
 	       mrv_qp_num(c->q[0].qp));
 	printf(" Data packets    : %" PRIu64 " sent, %" PRIu64
-	       " retransmitted, %" PRIu64 " timeouts\n",
-	       st->tx_data_pkts, st->retransmits, st->rto_fires);
+	       " retransmitted, %" PRIu64 " timeouts, %" PRIu64
+	       " CE-marked (echoed)\n",
+	       st->tx_data_pkts, st->retransmits, st->rto_fires, ce);
 	printf(" Receiver        : %" PRIu64 " data packets, out-of-order "
 	       "%.2f%%, duplicates %" PRIu64 "\n",
 	       peer->rx_data,

@@ -63,6 +63,57 @@ static void cut(struct mr_path *p, uint32_t num, uint32_t den, uint64_t now)
 	p->cc.last_cut = now;
 }
 
+/* The per-connection side of the ECN rule. A path's window cannot go
+ * below a packet, and npaths packets a round trip is a lot on a short
+ * one (8 x 8 KiB every 12 us: 5 Gbit/s), so when every path is at the
+ * floor and marks still come the connection's rate takes the cut, at most once per
+ * RTT (the period of the path that reports it); unmarked periods give
+ * back 1/64 of the line per RTT, and the limit goes once it reaches the
+ * line. */
+/* Can the windows express no further decrease: is every path of the
+ * connection at a packet or two? (Thin paths beside fat ones are common:
+ * then the fat ones take the cut.) */
+static bool at_floor(const struct mr_conn *c)
+{
+	for (int i = 0; i < c->npaths; i++)
+		if (c->path[i].cc.cwnd > 2 * CC_MIN)
+			return false;
+	return c->npaths > 0;
+}
+
+static uint64_t srtt_ns(const struct mr_path *p)
+{
+	return (uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
+}
+
+static void ecn_rate_cut(const struct mroce_engine *e, struct mr_conn *c,
+			 const struct mr_path *p, uint32_t f, uint64_t now)
+{
+	uint64_t r = c->pace.ecn_bps ? c->pace.ecn_bps : mr_cc_rate(e, c, now);
+	uint64_t rtt = srtt_ns(p);
+
+	if (c->pace.ecn_at && now - c->pace.ecn_at < rtt)
+		return;
+	r = r / 1000 * (1000 - f / 2);
+	if (r < e->cfg.link_bps / 1000)
+		r = e->cfg.link_bps / 1000;
+	c->pace.ecn_bps = r;
+	c->pace.ecn_at = now;
+}
+
+static void ecn_rate_grow(const struct mroce_engine *e, struct mr_conn *c,
+			  const struct mr_path *p, uint64_t now)
+{
+	uint64_t rtt = srtt_ns(p);
+
+	if (!c->pace.ecn_bps || now - c->pace.ecn_at < rtt)
+		return;
+	c->pace.ecn_bps += e->cfg.link_bps / 64;
+	c->pace.ecn_at = now;
+	if (c->pace.ecn_bps >= e->cfg.link_bps)
+		c->pace.ecn_bps = 0;
+}
+
 void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  struct mr_path *p, uint32_t newly, uint32_t ce,
 		  uint32_t rtt_us, uint64_t now)
@@ -95,10 +146,12 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 	high_delay = rtt_us && base && rtt_us > target;
 	if (rtt_us && (!p->cc.rtt_lo || rtt_us < p->cc.rtt_lo))
 		p->cc.rtt_lo = rtt_us;
+	p->cc.per_newly += newly;
+	p->cc.per_ce += ce;
 	if (ce) {
 		if (high_delay)
 			cut(p, 7, 10, now);	/* congested: decrease */
-		/* ECN with low delay: hold; the spraying moves load. */
+		/* ECN with low delay: see the period's end below */
 	} else if (!high_delay) {
 		p->cc.cwnd += newly * CC_ONE / 2;	/* proportional */
 	}
@@ -111,6 +164,26 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 	 * holds the receiver's ACK delay: judged one by one, those would
 	 * shrink a slow path's window, which slows its ACKs further. */
 	if (now >= p->cc.period_end) {
+		/* ECN without the delay: a marking queue the delay does not
+		 * show (a phantom queue, a shallow ECN threshold, another
+		 * flow's queue). Once per RTT, decrease by half the
+		 * fraction of the period's packets marked (DCTCP's rule
+		 * with the period's fraction for alpha): a path marked
+		 * throughout halves per RTT; a sender that ignored it ran
+		 * at its full rate through any marker (issue #13). */
+		if (p->cc.per_ce && p->cc.per_newly) {
+			uint32_t f = p->cc.per_ce >= p->cc.per_newly
+					     ? 1000
+					     : 1000 * p->cc.per_ce /
+						       p->cc.per_newly;
+
+			if (at_floor(c))
+				ecn_rate_cut(e, c, p, f, now);
+			cut(p, 1000 - f / 2, 1000, now);
+		} else if (p->cc.per_newly) {
+			ecn_rate_grow(e, c, p, now);
+		}
+		p->cc.per_ce = p->cc.per_newly = 0;
 		lo = p->cc.rtt_lo;
 		if (!ce && lo && base && lo > target) {
 			uint32_t num = 1000 -
@@ -186,6 +259,8 @@ uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
 		return r / 4;
 	if (c->pace.hint_bps < r)
 		r = c->pace.hint_bps;
+	if (c->pace.ecn_bps && c->pace.ecn_bps < r)
+		r = c->pace.ecn_bps;
 	return r;
 }
 

@@ -112,6 +112,9 @@ struct mr_cc {
 	uint32_t acks;		/* ACKs since last path check */
 	uint32_t losses;	/* losses since last path check */
 	uint32_t sent;		/* packets since last path check */
+	/* the current delay period's (one RTT): packets newly
+	 * acknowledged, and how many of them the ACKs said were CE */
+	uint32_t per_newly, per_ce;
 };
 
 /* A path's lifecycle on the sender (struct mr_path.life), one list for
@@ -301,6 +304,11 @@ struct mr_conn {
 		uint64_t next_send;	/* ns: the next packet may leave */
 		uint64_t hint_bps;	/* fair-share hint, 0 = none yet */
 		uint64_t hint_time;	/* ns: when it came */
+		/* The connection's ECN limit (bit/s, 0 = none): where
+		 * the paths' windows are at one packet and CE still comes,
+		 * the rate takes the decrease (cc.c) */
+		uint64_t ecn_bps;
+		uint64_t ecn_at;	/* ns: its last change */
 	} pace;
 	uint64_t active_epoch;	/* receiver: fair-share epoch we last saw
 				 * data in (cc.c) */
