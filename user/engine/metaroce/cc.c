@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * MetaRoCE congestion control: a per-path window driven by ECN and delay in
- * the four cases of UEC NSCC (peers.md) with a short delay target, no
- * reaction to loss alone,
- * connection pacing at min(line rate, receiver fair-share hint), and the
- * receiver side of the hint (link_bps divided among active senders).
+ * the four cases of UEC NSCC (peers.md) with a short delay target (never
+ * below one packet per path on the link), a once-per-RTT cut by the
+ * fraction marked CE, no reaction to loss alone; connection pacing at
+ * min(line rate, receiver fair-share hint, ECN limit once the windows are
+ * at the floor); and the receiver side of the hint (link_bps divided
+ * among active senders).
  *
  * Windows are in packets << 8 so that fractional increases accumulate
  * without floating point.
@@ -63,13 +65,6 @@ static void cut(struct mr_path *p, uint32_t num, uint32_t den, uint64_t now)
 	p->cc.last_cut = now;
 }
 
-/* The per-connection side of the ECN rule. A path's window cannot go
- * below a packet, and npaths packets a round trip is a lot on a short
- * one (8 x 8 KiB every 12 us: 5 Gbit/s), so when every path is at the
- * floor and marks still come the connection's rate takes the cut, at most once per
- * RTT (the period of the path that reports it); unmarked periods give
- * back 1/64 of the line per RTT, and the limit goes once it reaches the
- * line. */
 /* Can the windows express no further decrease: is every path of the
  * connection at a packet or two? (Thin paths beside fat ones are common:
  * then the fat ones take the cut.) */
@@ -86,6 +81,13 @@ static uint64_t srtt_ns(const struct mr_path *p)
 	return (uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;
 }
 
+/* The per-connection side of the ECN rule. A path's window cannot go
+ * below a packet, and npaths packets a round trip is a lot on a short
+ * one (8 x 8 KiB every 12 us: 5 Gbit/s), so when every path is at the
+ * floor and marks still come, the connection's rate takes the cut, at
+ * most once per RTT (the period of the path that reports it); unmarked
+ * periods give back 1/64 of the line per RTT (ecn_rate_grow), and the
+ * limit goes once it reaches the line. */
 static void ecn_rate_cut(const struct mroce_engine *e, struct mr_conn *c,
 			 const struct mr_path *p, uint32_t f, uint64_t now)
 {
