@@ -12,8 +12,9 @@
 # namespaces, MTU 9000), starts mroced on both hosts (AF_XDP on eth0 by
 # default; --embedded: no daemons, the engines run inside mroce_perf) and
 # runs mroce_perf write_bw --verify (64 KiB RDMA WRITEs, perftest's tx
-# depth of 128, S seconds, default 4; every byte checked by the receiver
-# as its message completes) for MetaRoCE and RoCEv2:
+# depth of 128, S seconds, default 4; the receiver checks every byte of
+# the last message written into each of its slots at the end of the run)
+# for MetaRoCE and RoCEv2:
 #
 #   two apps   two applications on host A, each with its own QP to its own
 #              server on host B, at the same time, through the same
@@ -186,7 +187,7 @@ finish() {
 }
 
 # result TAG: GP (Gbit/s, 0 when the run failed), RETX, OK (1: completed
-# with every byte checked), ERR (the failure), START (the timed phase's
+# and verified), ERR (the failure), START (the timed phase's
 # wall clock); writes TAG.dat (interval midpoint, Gbit/s) for the plot.
 result() {
 	eval "$(python3 - "$TMP/$1.json" "$TMP/$1.err" "$TMP/$1.srv" "$OUTDIR/$1.dat" <<'PY'
@@ -468,7 +469,7 @@ EOF
 
 ELAPSED=$(awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 echo
-echo "mroce demo: 64 KiB RDMA WRITEs for $SECS s per run, perftest's tx depth 128, every byte checked by the receiver as its message completes; 4-path fabric of network namespaces, MTU 9000 ($MODE)"
+echo "mroce demo: 64 KiB RDMA WRITEs for $SECS s per run, perftest's tx depth 128, the receiver checks every byte of each slot's last message; 4-path fabric of network namespaces, MTU 9000 ($MODE)"
 echo
 printf '| %-9s | %-36s | %6s | %8s | %6s | %s | %s |\n' transport scenario "Gb/s" "vs clean" retx result target
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' ----------- -------------------------------------- --------: ----------: --------: -------- --------
