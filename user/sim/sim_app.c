@@ -40,6 +40,11 @@ static void fill_not_pattern(uint8_t *p, uint32_t conn, uint64_t off,
 		p[i] = (uint8_t)~mroce_sim_pattern(conn, off + i);
 }
 
+static uint8_t *sim_slot(uint8_t *base, const struct mroce_sim *s, uint64_t idx)
+{
+	return base + (idx % s->cfg.outstanding) * (uint64_t)s->cfg.msg_size;
+}
+
 /* Where message idx of connection c lands: host 0's memory, or the
  * reader's own for a READ. */
 uint8_t *sim_dst(const struct mroce_sim *s, const struct qpconn *c,
@@ -59,10 +64,6 @@ int64_t sim_check_pattern(const uint8_t *p, uint32_t conn, uint64_t off,
 	return -1;
 }
 
-uint8_t *sim_slot(uint8_t *base, const struct mroce_sim *s, uint64_t idx)
-{
-	return base + (idx % s->cfg.outstanding) * (uint64_t)s->cfg.msg_size;
-}
 
 int sim_post_recvs(struct mroce_sim *s, struct qpconn *c)
 {

@@ -103,7 +103,6 @@ int sim_post_recvs(struct mroce_sim *s, struct qpconn *c);
 void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now);
 void sim_progress(struct mroce_sim *s, struct qpconn *c, uint64_t now);
 void sim_poll_host(struct mroce_sim *s, struct host *h, uint64_t now);
-uint8_t *sim_slot(uint8_t *base, const struct mroce_sim *s, uint64_t idx);
 uint8_t *sim_dst(const struct mroce_sim *s, const struct qpconn *c,
 		 uint64_t idx);
 uint32_t sim_msg_len(const struct mroce_sim *s, uint64_t idx);
