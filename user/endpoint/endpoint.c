@@ -194,7 +194,7 @@ static bool ifname_of_addr(int family, const uint8_t *addr, char *name,
 	return found;
 }
 
-/* The line rate the engines use (docs/engine.md, "Pacing"): configured,
+/* The line rate the engines use (docs/libmroce.md, link_mbps): configured,
  * else the interface's (AF_XDP: its own; UDP: the one holding the local
  * address), else the engine's default. */
 static void link_rate(struct mroce_ep *ep, const struct mroce_ep_cfg *cfg)
@@ -246,7 +246,7 @@ static int eng_open(struct mroce_ep *ep, struct ep_eng *g,
 	int err;
 
 	ec.transport = transport;
-	ec.link_bps = ep->link_bps; /* 0: the engine's default */
+	ec.link_bps = ep->link_bps; /* link_rate(): never 0 */
 	if (!ec.mtu && ep->afxdp) {
 		err = mtu_for_ifname(ifname, &ec.mtu);
 		if (err < 0)
