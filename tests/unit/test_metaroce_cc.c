@@ -9,7 +9,7 @@
 #include "../../user/engine/metaroce/metaroce_int.h"
 
 /* A connection whose smallest delay target adds nothing (ser_floor_us
- * 0): the path rules on their own. */
+ * 0) and with no data waiting: the path rules on their own. */
 static struct mr_conn c0;
 
 static struct mroce_engine *mk(void)
@@ -18,7 +18,16 @@ static struct mroce_engine *mk(void)
 	struct mroce_engine *e;
 
 	ck_assert_int_eq(mroce_engine_create(&cfg, &e), 0);
+	mroce_list_init(&c0.sched);	/* no data waiting: see busy() */
 	return e;
+}
+
+/* The sender keeps the path's window full (the window may grow only
+ * when it is the limit: mr_cc_on_send). */
+static void busy(struct mr_path *p)
+{
+	p->inflight = MR_PATH_WIN;
+	mr_cc_on_send(p);
 }
 
 START_TEST(mr_cc_on_ack__four_quadrants)
@@ -28,6 +37,7 @@ START_TEST(mr_cc_on_ack__four_quadrants)
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
+	busy(&p);
 	w0 = p.cc.cwnd;
 	/* low delay, no ECN: proportional increase */
 	mr_cc_on_ack(e, &c0, &p, 4, 0, 10, 1000);
@@ -63,6 +73,7 @@ START_TEST(mr_cc_on_ack__delay_decrease_proportional_to_excess)
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
+	busy(&p);
 	p.cc.cwnd = 100 * 256;
 	w0 = p.cc.cwnd;
 	/* at the target (10 + 2 us): low delay, increase; a period starts */
@@ -106,6 +117,8 @@ START_TEST(mr_cc_on_ack__jitter_floor_is_not_queueing)
 	mr_cc_init(e, &p);
 	mr_cc_init(plain, &q);
 	p.cc.cwnd = q.cc.cwnd = 100 * 256;
+	busy(&p);
+	busy(&q);
 	/* a sample at the base opens a round trip (period) on both */
 	mr_cc_on_ack(e, &c0, &p, 2, 0, 30, 1000);
 	mr_cc_on_ack(plain, &c0, &q, 2, 0, 30, 1000);
@@ -142,6 +155,7 @@ START_TEST(mr_cc_on_ack__ecn_without_delay_cuts_by_marked_fraction)
 	uint32_t w0;
 
 	mr_cc_init(e, &p);
+	busy(&p);
 	p.cc.cwnd = 100 * 256;
 	mr_cc_on_ack(e, &c0, &p, 1, 0, 10, now); /* opens a period */
 	w0 = p.cc.cwnd;
@@ -175,11 +189,14 @@ START_TEST(mr_cc_on_ack__target_covers_one_packet_per_path)
 	struct mr_path q = p;
 	uint64_t now = 1000;
 
+	mroce_list_init(&c.sched);
 	mr_cc_conn_mtu(e, &c);
 	ck_assert_uint_eq(c.ser_floor_us, 3);
 	mr_cc_init(e, &p);
 	mr_cc_init(e, &q);
 	p.cc.cwnd = q.cc.cwnd = 256; /* one packet */
+	busy(&p);
+	busy(&q);
 	for (int i = 0; i < 50; i++, now += 8000) {
 		mr_cc_on_ack(e, &c, &p, 1, 0, 8, now);
 		mr_cc_on_ack(e, &c0, &q, 1, 0, 8, now);
@@ -222,6 +239,7 @@ START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 1);
 	p.inflight = 1;
 	ck_assert_uint_eq(mr_cc_room(&p), 0);
+	busy(&p);
 	for (int i = 0; i < 10000; i++)
 		mr_cc_on_ack(e, &c0, &p, 8, 0, 0, now);
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), MR_PATH_WIN);
@@ -229,6 +247,50 @@ START_TEST(mr_cc_on_loss__window_kept_floor_and_cap)
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 8);
 	mr_cc_on_reroll(e, &p);
 	ck_assert_uint_eq(mr_cc_cwnd_pkts(&p), 1);
+	mroce_engine_destroy(e);
+}
+END_TEST
+
+/* A window the sender does not use does not grow (RFC 7661: at least
+ * half of it in flight): a path that carried one small message per round
+ * trip kept growing to MR_PATH_WIN and then let the next bulk transfer
+ * out in one burst, the loaded-latency spike of issue #13. Once half the
+ * window is in flight it grows again, until the end of a period in which
+ * it never was. */
+START_TEST(mr_cc_on_ack__window_grows_only_when_used)
+{
+	struct mroce_engine *e = mk();
+	struct mr_path p = { .rtt = { .srtt_us = 10, .min_us = 10 } };
+	struct mr_conn c = { 0 };	/* nothing waiting to be sent */
+	struct mroce_list waiting;	/* a QP's schedule link */
+	uint64_t now = 1000000;
+	uint32_t w0;
+
+	mroce_list_init(&c.sched);
+	mr_cc_init(e, &p);
+	w0 = p.cc.cwnd;
+	for (int i = 0; i < 100; i++, now += 11000) {
+		p.inflight = 1;
+		mr_cc_on_send(&p);
+		p.inflight = 0;
+		mr_cc_on_ack(e, &c, &p, 1, 0, 10, now);
+	}
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	/* the sender fills half of it: it grows */
+	p.inflight = mr_cc_cwnd_pkts(&p) / 2;
+	mr_cc_on_send(&p);
+	p.inflight = 0;
+	mr_cc_on_ack(e, &c, &p, 2, 0, 10, now += 1000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
+	/* a whole period without using it: growth stops again */
+	mr_cc_on_ack(e, &c, &p, 2, 0, 10, now += 11000);
+	w0 = p.cc.cwnd;
+	mr_cc_on_ack(e, &c, &p, 2, 0, 10, now += 1000);
+	ck_assert_uint_eq(p.cc.cwnd, w0);
+	/* unless data waits for room: then the window is the limit */
+	mroce_list_add_tail(&c.sched, &waiting);
+	mr_cc_on_ack(e, &c, &p, 2, 0, 10, now += 1000);
+	ck_assert_uint_eq(p.cc.cwnd, w0 + 256);
 	mroce_engine_destroy(e);
 }
 END_TEST
@@ -491,6 +553,7 @@ Suite *metaroce_cc_suite(void)
 	tcase_add_test(tc, mr_cc_on_loss__window_kept_floor_and_cap);
 	tcase_add_test(tc, mr_cc_on_ack__target_covers_one_packet_per_path);
 	tcase_add_test(tc, mr_cc_on_ack__ecn_without_delay_cuts_by_marked_fraction);
+	tcase_add_test(tc, mr_cc_on_ack__window_grows_only_when_used);
 	tcase_add_test(tc, mr_cc_fair_share__epoch_spans_paced_senders);
 	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);
 	tcase_add_test(tc, mr_cc_rate__honours_receiver_hint);

@@ -51,6 +51,19 @@ uint32_t mr_cc_room(const struct mr_path *p)
 	return w > p->inflight ? w - p->inflight : 0;
 }
 
+/* The window is in use (RFC 7661's "validated" window): at least half
+ * of it in flight. */
+static bool window_used(const struct mr_path *p)
+{
+	return 2 * p->inflight >= mr_cc_cwnd_pkts(p);
+}
+
+void mr_cc_on_send(struct mr_path *p)
+{
+	if (window_used(p))
+		p->cc.limited = true;
+}
+
 static void cut(struct mr_path *p, uint32_t num, uint32_t den, uint64_t now)
 {
 	uint64_t rtt_ns =
@@ -154,7 +167,8 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		if (high_delay)
 			cut(p, 7, 10, now);	/* congested: decrease */
 		/* ECN with low delay: see the period's end below */
-	} else if (!high_delay) {
+	} else if (!high_delay &&
+		   (p->cc.limited || !mroce_list_empty(&c->sched))) {
 		p->cc.cwnd += newly * CC_ONE / 2;	/* proportional */
 	}
 	/* High delay without ECN: a queue is building below the marking
@@ -194,6 +208,7 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 			cut(p, num < 700 ? 700 : num, 1000, now);
 		}
 		p->cc.rtt_lo = 0;
+		p->cc.limited = window_used(p);
 		p->cc.period_end =
 			now +
 			(uint64_t)(p->rtt.srtt_us ? p->rtt.srtt_us : 10) * 1000;

@@ -115,6 +115,12 @@ struct mr_cc {
 	/* the current delay period's (one RTT): packets newly
 	 * acknowledged, and how many of them the ACKs said were CE */
 	uint32_t per_newly, per_ce;
+	/* at least half the window was in flight at some point since the
+	 * period began. The window grows only then, or while the
+	 * connection has data waiting (RFC 7661's rule: a window the
+	 * sender does not use measures nothing, and one grown while the
+	 * connection was near idle lets the next burst out at once) */
+	bool limited;
 };
 
 /* A path's lifecycle on the sender (struct mr_path.life), one list for
@@ -682,6 +688,7 @@ void mr_cc_on_explore(struct mroce_engine *e, const struct mr_conn *c,
 /* Packets the path may still put in flight (0 = none). */
 uint32_t mr_cc_room(const struct mr_path *p);
 uint32_t mr_cc_cwnd_pkts(const struct mr_path *p);
+void mr_cc_on_send(struct mr_path *p);
 /* Connection pacing rate in bit/s. */
 uint64_t mr_cc_rate(const struct mroce_engine *e, const struct mr_conn *c,
 		    uint64_t now);

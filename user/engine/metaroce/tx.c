@@ -234,6 +234,7 @@ static void txe_place(struct mr_conn *c, int slot, int idx)
 	t->psn = p->next_psn++;
 	p->ring[t->psn % MR_PATH_WIN] = (uint16_t)idx;
 	p->inflight++;
+	mr_cc_on_send(p);
 }
 
 /* An entry whose message is gone: if it was received we just forget it;
@@ -351,6 +352,7 @@ static int tx_lost(struct mroce_engine *e, struct mr_conn *c, int slot,
 		txe_clr(t, TXE_LOST);
 		p->nlost--;
 		p->inflight++;
+		mr_cc_on_send(p);
 		return 1;
 	}
 	return 0;
