@@ -5,7 +5,8 @@
 # a markdown table. Every ratio is computed from runs made by this script,
 # in this invocation (never against numbers from another run).
 #
-# Usage: scripts/bench_sim.sh [--quick] [--seeds] [--long] [--help]
+# Usage: scripts/bench_sim.sh [--quick] [--seeds] [--long] [--loaded]
+#                             [--incast] [--help]
 #   --quick       smaller transfers (a smoke run, less precise)
 #   --seeds       only the MetaRoCE seed table: for each seed of SEEDS, the
 #                 loss-free goodput as a share of the 400 Gbit/s aggregate,
@@ -25,6 +26,21 @@
 #                 second quarter. Targets: 1% >= 0.95 median / 0.85
 #                 worst, 5% >= 0.85 / 0.75, decay >= 0.95. The defaults
 #                 are the whole family (hours on one core).
+#   --loaded      only the loaded-latency table (issue #13): 4 planes of
+#                 each rate of RATES and one-way delay of DELAYS, per seed
+#                 of SEEDS (default 1 to 5): the bulk WRITE flow alone,
+#                 then with an 8-byte WRITE probe on its own QP between
+#                 the same hosts (mroce_sim --probe-us: alone first, then
+#                 beside the bulk). Per cell and transport: the probe's
+#                 idle and loaded p50 / p99 (median seed), the worst
+#                 seed's loaded p99 / idle p99, and the worst seed's bulk
+#                 goodput with the probe / alone. MetaRoCE's targets:
+#                 p99 ratio <= 3, goodput ratio >= 0.9
+#   --incast      only the incast table (issue #13): INCAST senders (64)
+#                 with one QP each to one receiver, 4 x 100 Gbit/s planes,
+#                 per seed of SEEDS (default 1 to 5): goodput as a share
+#                 of the receiver's link, Jain's index, RTOs. MetaRoCE's
+#                 targets: Jain >= 0.95 and at most one RTO per sender
 # Environment:
 #   MROCE_BUILD   build directory holding bin/mroce_sim (default: build)
 #   BYTES         bytes per connection of the throughput runs (default 64M)
@@ -34,6 +50,8 @@
 #                 --long (default: 1 to 20)
 #   RATES DELAYS SIZES LOSSES RTTS   --long's family (defaults: "10 25
 #                 100", "2 10", "64K 1M", "0.001 0.01 0.05", 20000)
+#   INCAST        senders of --incast (default 64)
+#   LOADED_MS     --loaded: milliseconds of bulk at full rate (default 5)
 # Exit status: 0 when every run completed (RoCEv2 with its own plane
 # blackholed is expected to end in an error completion), 1 when any other
 # run failed (its row says why), 2 on bad arguments. With --seeds, 1 also
@@ -41,17 +59,21 @@
 set -uo pipefail
 
 usage() {
-	sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,46p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 QUICK=0
 SEEDTAB=0
 LONG=0
+LOADED=0
+INCASTTAB=0
 for a in "$@"; do
 	case "$a" in
 	--quick) QUICK=1 ;;
 	--seeds) SEEDTAB=1 ;;
 	--long) LONG=1 ;;
+	--loaded) LOADED=1 ;;
+	--incast) INCASTTAB=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "bench_sim.sh: unknown argument '$a'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -88,8 +110,9 @@ run() {
 	if [ $rc -ne 0 ]; then
 		# RoCEv2 cannot leave its QP's plane: an error completion when
 		# that plane is blackholed is the expected result, not a failure
-		# (the table reports it)
-		if [ "$name" = rocev2_bh ] && [ $rc -eq 1 ] &&
+		# (the table reports it); so is one in an incast without PFC
+		if { [ "$name" = rocev2_bh ] || [ "$name" = rocev2_inc ]; } &&
+		   [ $rc -eq 1 ] &&
 		   [ "$(echo "$out" | jf integrity_ok)" = true ]; then
 			echo "run $name: error completion, as expected for RoCEv2" >&2
 		else
@@ -108,6 +131,26 @@ get() { local v="OUT_$1" r; r=$(echo "${!v}" | jf "$2"); echo "${r:--}"; }
 
 COMMON=(--paths 4 --rate-gbps 100 --delay-us 2 --msg-size 64K --bytes "$BYTES")
 
+# ok RUN: the run completed without a violation
+ok() { [ "$(get "$1" verdict)" = ok ]; }
+# worst MODE VALUES...: the largest (MODE max) or smallest (min) value; "-"
+# when any is "-" (a failed run is the worst case)
+worst() { local m=$1; shift
+	printf '%s\n' "$@" | awk -v m="$m" '$1 == "-" { bad = 1 }
+		$1 != "-" { if (n++ == 0 || (m == "max" ? $1 > w : $1 < w)) w = $1 }
+		END { if (bad || !n) print "-"; else print w }'; }
+# median VALUES...: "-" when any is "-"
+median() { printf '%s\n' "$@" | awk '$1 == "-" { bad = 1 } { print }
+		END { if (bad) print "BAD" }' | grep -q BAD && { echo -; return; }
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# div A B [DECIMALS]: A / B, "-" when either is missing
+div() { awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN {
+	if (a != "-" && b != "-" && a != "" && b != "" && b + 0 > 0) printf "%.*f\n", d, a / b; else print "-" }'; }
+# le A B / ge A B: A <= B / A >= B, false when either is "-"
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "-" && b != "-" && a + 0 <= b + 0) }'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "-" && b != "-" && a + 0 >= b + 0) }'; }
+
 # The long-run family (issue #13): no decay over 20,000 base RTTs, and the
 # loss ratios of every plane rate, across seeds.
 if [ "$LONG" = 1 ]; then
@@ -123,7 +166,6 @@ if [ "$LONG" = 1 ]; then
 			for (i = int(m / 4) + 1; i <= int(m / 2); i++) { a += $i; na++ }
 			for (i = int(3 * m / 4) + 1; i <= m; i++) { b += $i; nb++ }
 			if (a > 0) printf "%.3f\n", (b / nb) / (a / na); else print "-" }'; }
-	ok() { [ "$(get "$1" verdict)" = ok ]; }
 	# medw VALUES...: "median / worst" ("-" counts as the worst)
 	medw() { printf '%s\n' "$@" | awk '{ print ($1 == "-") ? -1 : $1 }' | sort -g |
 		awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
@@ -186,6 +228,77 @@ if [ "$LONG" = 1 ]; then
 	exit $FAILED
 fi
 
+# Loaded latency (issue #13): how much queue the bulk flow builds, seen by
+# an 8-byte WRITE between the same hosts.
+if [ "$LOADED" = 1 ]; then
+	RATES=${RATES:-10 25 100} DELAYS=${DELAYS:-2 10}
+	LSEEDS=${SEEDS:-1 2 3 4 5} LOADED_MS=${LOADED_MS:-5}
+	echo "## Loaded latency: an 8-byte WRITE probe beside a bulk WRITE flow, seeds $LSEEDS"
+	echo
+	echo "One bulk QP (64 KiB WRITEs, 64 in flight) and the probe's QP (one 8-byte"
+	echo "WRITE at a time, post to completion) from host 1 to host 0, 4 planes;"
+	echo "the probe runs 1 ms alone, then beside the bulk for about $LOADED_MS ms."
+	echo
+	echo "| planes | delay us | transport | probe idle p50 / p99 us | loaded p50 / p99 us | loaded p99 / idle p99 (worst seed) | bulk with probe / alone (worst seed) | targets |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for R in $RATES; do for D in $DELAYS; do for t in metaroce rocev2; do
+		B=$(awk -v r="$R" -v ms="$LOADED_MS" 'BEGIN { printf "%.0f", 4 * r * 1e9 * ms * 1e-3 / 8 }')
+		CELL=(--transport "$t" --paths 4 --rate-gbps "$R" --delay-us "$D" --msg-size 64K --outstanding 64 --bytes "$B")
+		I50=() I99=() L50=() L99=() PR=() GR=()
+		for SEED in $LSEEDS; do
+			run alone "${CELL[@]}"
+			run probe "${CELL[@]}" --probe-us 1000
+			ok probe && ok alone || { FAILED=1; OUT_probe='{"verdict":"failed"}'; }
+			I50+=("$(get probe probe_idle_p50_us)") I99+=("$(get probe probe_idle_p99_us)")
+			L50+=("$(get probe probe_loaded_p50_us)") L99+=("$(get probe probe_loaded_p99_us)")
+			PR+=("$(div "$(get probe probe_loaded_p99_us)" "$(get probe probe_idle_p99_us)")")
+			GR+=("$(div "$(get probe goodput_gbps)" "$(get alone goodput_gbps)" 3)")
+		done
+		pr=$(worst max "${PR[@]}") gr=$(worst min "${GR[@]}") miss=""
+		if [ "$t" = metaroce ]; then
+			le "$pr" 3 || miss+=" p99"
+			ge "$gr" 0.9 || miss+=" goodput"
+			[ -z "$miss" ] || FAILED=1
+			tgt="${miss:+missed:}${miss:-yes}"
+		else
+			tgt="(reference)"
+		fi
+		echo "| 4 x $R | $D | $t | $(median "${I50[@]}") / $(median "${I99[@]}") | $(median "${L50[@]}") / $(median "${L99[@]}") | $pr | $gr | $tgt |"
+	done; done; done
+	exit $FAILED
+fi
+
+# Incast (issue #13): INCAST senders into one receiver link.
+if [ "$INCASTTAB" = 1 ]; then
+	LSEEDS=${SEEDS:-1 2 3 4 5} INCAST=${INCAST:-64}
+	echo "## $INCAST:1 incast, seeds $LSEEDS"
+	echo
+	echo "$INCAST senders (one leaf each), one QP each, 4 MiB in 64 KiB WRITEs, into"
+	echo "one receiver: its 400 Gbit/s link is the bottleneck (4 x 100 Gbit/s planes)."
+	echo
+	echo "| seed | transport | goodput, share of the receiver link | Jain | RTOs | retransmits | tail drops | result | targets |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for SEED in $LSEEDS; do for t in metaroce rocev2; do
+		run "${t}_inc" --transport "$t" "${COMMON[@]}" --senders "$INCAST" --bytes 4M
+		OUT_inc=$(v="OUT_${t}_inc"; echo "${!v}")
+		g=$(get inc goodput_gbps) j=$(get inc jain_fairness_ratio) rto=$(get inc rto_fires)
+		ok inc || j=-
+		miss=""
+		if [ "$t" = metaroce ]; then
+			ge "$j" 0.95 || miss+=" Jain"
+			le "$rto" "$INCAST" || miss+=" RTOs"
+			[ -z "$miss" ] || FAILED=1
+			tgt="${miss:+missed:}${miss:-yes}"
+		else
+			tgt="(reference)"
+			# RoCEv2 on a lossy fabric may end in an error completion:
+			# the row shows it, it is not this script's failure
+		fi
+		echo "| $SEED | $t | $g ($(div "$g" "$(get inc capacity_gbps)")) | $j | $rto | $(get inc retransmits) | $(get inc drops_tail) | $(get inc verdict) | $tgt |"
+	done; done
+	exit $FAILED
+fi
+
 # The issue #3 targets across seeds (MetaRoCE only): loss-free >= 90% of
 # the aggregate, 1% loss >= 95% and 5% loss >= 85% of the same seed's
 # loss-free goodput, a plane blackholed half-way: no error completion and
@@ -194,7 +307,6 @@ if [ "$SEEDTAB" = 1 ]; then
 	# a failed run's cell is "-", which meets no target
 	pct() { awk -v a="$1" -v b="$2" 'BEGIN {
 		if (a != "" && a != "-" && b != "" && b != "-" && b + 0 > 0) printf "%.1f", 100 * a / b; else print "-" }'; }
-	ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "-" && b != "-" && a + 0 >= b + 0) }'; }
 	echo "## MetaRoCE across seeds ($BYTES, 4 x 100 Gbit/s planes)"
 	echo
 	echo "| seed | loss-free % of 400 Gbit/s | 1% loss, % of loss-free | 5% loss, % of loss-free | plane blackholed: recovery RTTs | all targets |"

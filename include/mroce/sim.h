@@ -214,6 +214,12 @@ struct mroce_sim_cfg {
 				 * this long, then re-check every receive
 				 * slot (late duplicates, extra CQEs) */
 	uint64_t bin_ns;	/* goodput time series bin (0: auto) */
+	uint64_t probe_ns;	/* non-zero: a latency probe QP from host 1 to
+				 * host 0 keeps one 8-byte WRITE in flight
+				 * from time 0; the bulk QPs start at
+				 * probe_ns. Probes posted before that are
+				 * the idle samples, the rest until the bulk
+				 * finishes the loaded ones. */
 	int64_t fault_msg;	/* test hook: flip a received byte of QP 0's
 				 * message fault_msg before it is checked
 				 * (< 0: off), proving the checker works */
@@ -267,6 +273,11 @@ struct mroce_sim_result {
 	double recovery_us;	/* < 0: never recovered / not measurable */
 	uint64_t fail_gap_ns;	/* longest completion gap ending after the
 				 * failure (the stall it caused) */
+	/* the latency probe (cfg.probe_ns): post to completion of an
+	 * 8-byte WRITE, alone and under the bulk load */
+	double probe_idle_p50_us, probe_idle_p99_us;
+	double probe_loaded_p50_us, probe_loaded_p99_us;
+	uint64_t probe_idle_n, probe_loaded_n;
 	size_t mem_per_conn;	/* mroce_engine_conn_mem() of host 0 */
 	uint64_t events;
 	uint64_t digest;

@@ -5,8 +5,8 @@
 # arguments (exit 2,
 # a line naming the argument) and scripts/bench_sim.sh --seeds sums its
 # per-seed table correctly (median and "seeds meeting" rows, checked
-# against the rows it printed); a shortened bench_sim.sh --long meets its
-# targets (no decay); failed simulator runs are never counted as met. No namespaces: the fabric benchmark's
+# against the rows it printed); shortened bench_sim.sh --long, --loaded
+# and --incast meet their targets; failed simulator runs are never counted as met. No namespaces: the fabric benchmark's
 # runs are not repeated here (tests/net/e2e_*.sh cover those paths).
 #   tests/net/bench_scripts.sh [--probe]
 set -u
@@ -91,6 +91,18 @@ rows=$(echo "$out" | grep -c '^| 4 x ')
 echo "$out" | awk -F'|' '/^\| 4 x / { if ($8 !~ /^ [0-9.]+ $/ || $8 + 0 < 0.95) exit 1 }' ||
 	fail "bench_sim --long: decay column: $out"
 
+# --loaded and --incast, shortened: the 100 Gbit/s cell meets the loaded-
+# latency targets (p99 ratio a number <= 3, the bulk >= 0.9 of alone), and
+# a 16:1 incast meets Jain and the RTO bound.
+out=$(MROCE_BUILD=$B RATES=100 DELAYS=2 SEEDS=1 LOADED_MS=2 bash scripts/bench_sim.sh --loaded 2>/dev/null)
+rc=$?
+[ $rc -eq 0 ] && [ "$(echo "$out" | grep -c '^| 4 x 100 | 2 | metaroce | [0-9.]* / [0-9.]* | [0-9.]* / [0-9.]* | [0-9.]* | [0-9.]* | yes |$')" -eq 1 ] ||
+	fail "bench_sim --loaded (exit $rc): $out"
+out=$(MROCE_BUILD=$B INCAST=16 SEEDS=1 bash scripts/bench_sim.sh --incast 2>/dev/null)
+rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q '^| 1 | metaroce | [0-9.]* (0\.[0-9]*) | [0-9.]* | [0-9]* | .* | ok | yes |$' ||
+	fail "bench_sim --incast (exit $rc): $out"
+
 # A simulator whose every run fails: every cell is "-", every seed misses
 # every target, the medians are "-" (never 0, never "yes"), exit 1.
 FAKE=$(mktemp -d /tmp/mroce-bench-scripts.XXXXXX)
@@ -110,6 +122,14 @@ echo "$out" | grep -q '^| median | - | - | - | never | |$' ||
 	fail "failing runs: the medians must be '-': $out"
 echo "$out" | grep -q '^| seeds meeting the target | 0 of 2 | 0 of 2 | 0 of 2 | 0 of 2 | 0 of 2 |$' ||
 	fail "failing runs: no seed may meet a target: $out"
+for mode in loaded incast; do
+	mo=$(MROCE_BUILD=$FAKE RATES=10 DELAYS=2 SEEDS=1 INCAST=4 bash scripts/bench_sim.sh --$mode 2>/dev/null)
+	rc=$?
+	[ $rc -eq 1 ] || fail "bench_sim --$mode with failing runs: exit $rc: $mo"
+	echo "$mo" | grep '| metaroce |' | grep -q 'missed' &&
+		! echo "$mo" | grep '| metaroce |' | grep -q '| yes |$' ||
+		fail "bench_sim --$mode with failing runs must miss: $mo"
+done
 out=$(MROCE_BUILD=$FAKE BYTES=4M bash scripts/bench_sim.sh 2>/dev/null)
 rc=$?
 [ $rc -eq 1 ] || fail "bench_sim with failing runs: exit $rc"

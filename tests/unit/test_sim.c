@@ -260,6 +260,39 @@ START_TEST(mroce_sim_run__detects_a_wrong_byte)
 }
 END_TEST
 
+/* The latency probe (cfg.probe_ns): alone it measures the base round
+ * trip; beside the bulk it sees the bulk's queue, and the bulk's goodput
+ * counts from its own start. A probe on a path with nothing else gives the
+ * same numbers loaded and idle. */
+START_TEST(mroce_sim_run__probe_sees_the_bulk_queue)
+{
+	struct mroce_sim_cfg c;
+	struct mroce_sim_result r, alone;
+
+	small_cfg(&c, MROCE_TRANSPORT_METAROCE);
+	c.bytes = 8 << 20;
+	c.msg_size = 64 << 10;
+	c.outstanding = 16;
+	run(&c, &alone);
+	ck_assert_int_eq(alone.verdict, MROCE_SIM_OK);
+	ck_assert_uint_eq(alone.probe_idle_n + alone.probe_loaded_n, 0);
+	c.probe_ns = 500000;
+	run(&c, &r);
+	ck_assert_msg(r.verdict == MROCE_SIM_OK, "%s", r.why);
+	ck_assert_uint_eq(r.start_ns, 500000);
+	/* about 500 us / 6.3 us alone; one per loaded round trip */
+	ck_assert_uint_gt(r.probe_idle_n, 50);
+	ck_assert_uint_gt(r.probe_loaded_n, 50);
+	/* 2 x (2 us + 2 x 0.5 us) of propagation, and 8 bytes' time */
+	ck_assert_msg(r.probe_idle_p50_us >= 6 && r.probe_idle_p99_us < 7,
+		      "idle %.2f / %.2f us", r.probe_idle_p50_us,
+		      r.probe_idle_p99_us);
+	/* a 4 KiB packet queued ahead on a 10 Gbit/s plane: 3.3 us */
+	ck_assert(r.probe_loaded_p50_us > r.probe_idle_p50_us + 3);
+	ck_assert(r.goodput_gbps > 0.8 * alone.goodput_gbps);
+}
+END_TEST
+
 START_TEST(mroce_sim_run__time_limit_is_enforced)
 {
 	struct mroce_sim_cfg c;
@@ -296,6 +329,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, mroce_sim_run__same_seed_same_digest, 0, 2);
 	tcase_add_loop_test(tc, mroce_sim_run__detects_a_wrong_byte, 0, 2);
 	tcase_add_test(tc, mroce_sim_run__time_limit_is_enforced);
+	tcase_add_test(tc, mroce_sim_run__probe_sees_the_bulk_queue);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -84,6 +84,12 @@ static const char usage_text[] =
 "    --drain-us U       after the last completion keep running U us,\n"
 "                       then re-check every receive buffer and fail on\n"
 "                       any late write or extra completion (1000)\n"
+"    --probe-us U       loaded latency: a probe QP from host 1 to host 0\n"
+"                       keeps one 8-byte WRITE in flight; it runs alone\n"
+"                       for U us (the idle samples), then beside the bulk\n"
+"                       QPs until they finish (the loaded samples). The\n"
+"                       goodput counts from U on. Latency: post to\n"
+"                       completion (one round trip)\n"
 "    --json             print one JSON document instead of text; a run\n"
 "                       that fails prints one too, with an \"error\"\n"
 "                       object\n"
@@ -111,6 +117,10 @@ static const char usage_text[] =
 "                       the last completion\n"
 "    fct_p50_us, fct_p99_us\n"
 "                       per work request, from post to completion\n"
+"    probe_idle_p50_us, probe_idle_p99_us, probe_loaded_p50_us,\n"
+"    probe_loaded_p99_us (with --probe-us; _n: samples)\n"
+"                       the probe's 8-byte WRITE, post to completion,\n"
+"                       alone and under the bulk load\n"
 "    jain_fairness_ratio\n"
 "                       Jain's index over per-QP throughput (bytes / own\n"
 "                       completion time); jain_first_finish_ratio: over\n"
@@ -192,7 +202,7 @@ enum {
 	O_HOST_QUEUE, O_HOST_ECN, O_BYTES, O_MSG, O_CONNS, O_SENDERS,
 	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_GEN, O_SEED,
 	O_TLIMIT, O_STALL, O_BIN, O_JSON, O_BENCH, O_DRAIN, O_SERIES,
-	O_TRACE, O_BENCH_CRC, O_FLAP,
+	O_TRACE, O_BENCH_CRC, O_FLAP, O_PROBE,
 };
 
 static const struct option opts[] = {
@@ -229,6 +239,7 @@ static const struct option opts[] = {
 	{ "stall-ms", required_argument, NULL, O_STALL },
 	{ "bin-us", required_argument, NULL, O_BIN },
 	{ "drain-us", required_argument, NULL, O_DRAIN },
+	{ "probe-us", required_argument, NULL, O_PROBE },
 	{ "series", no_argument, NULL, O_SERIES },
 	{ "trace-us", required_argument, NULL, O_TRACE },
 	{ "json", no_argument, NULL, O_JSON },
@@ -441,6 +452,10 @@ static bool parse_engine(int o, const char *arg, struct args *a)
 		return true;
 	case O_TRACE:
 		c->trace_ns = (uint64_t)(parse_num("--trace-us", arg, 0.01,
+						   1e7) * 1000);
+		return true;
+	case O_PROBE:
+		c->probe_ns = (uint64_t)(parse_num("--probe-us", arg, 0.001,
 						   1e7) * 1000);
 		return true;
 	}
@@ -806,6 +821,18 @@ static void json_result(struct json_object *d,
 	json_object_object_add(d, "path_share_ratio", share);
 	mroce_json_add_fixed(d, "jain_fairness_ratio", r->jain, 4);
 	mroce_json_add_fixed(d, "jain_first_finish_ratio", r->jain_first, 4);
+	if (r->probe_idle_n || r->probe_loaded_n) {
+		mroce_json_add_u64(d, "probe_idle_n", r->probe_idle_n);
+		mroce_json_add_fixed(d, "probe_idle_p50_us",
+				     r->probe_idle_p50_us, 2);
+		mroce_json_add_fixed(d, "probe_idle_p99_us",
+				     r->probe_idle_p99_us, 2);
+		mroce_json_add_u64(d, "probe_loaded_n", r->probe_loaded_n);
+		mroce_json_add_fixed(d, "probe_loaded_p50_us",
+				     r->probe_loaded_p50_us, 2);
+		mroce_json_add_fixed(d, "probe_loaded_p99_us",
+				     r->probe_loaded_p99_us, 2);
+	}
 	mroce_json_add_u64(d, "mem_per_conn_bytes", r->mem_per_conn);
 	mroce_json_add_fixed(d, "base_rtt_us", r->base_rtt_us, 2);
 	mroce_json_add_fixed(d, "pre_fail_gbps", r->pre_fail_gbps, 3);
@@ -846,6 +873,13 @@ static void print_text(const struct args *a, const struct mroce_sim_result *r,
 	       (unsigned long long)r->msgs);
 	printf("  WR latency    p50 %.2f us, p99 %.2f us, max %.2f us\n",
 	       r->fct_p50_us, r->fct_p99_us, r->fct_max_us);
+	if (r->probe_idle_n || r->probe_loaded_n)
+		printf("  probe         8 B WRITE: idle p50 %.2f us p99 %.2f us "
+		       "(%llu); loaded p50 %.2f us p99 %.2f us (%llu)\n",
+		       r->probe_idle_p50_us, r->probe_idle_p99_us,
+		       (unsigned long long)r->probe_idle_n,
+		       r->probe_loaded_p50_us, r->probe_loaded_p99_us,
+		       (unsigned long long)r->probe_loaded_n);
 	printf("  engine        %llu pkts sent, %llu retransmits, %llu RTOs, "
 	       "%llu path re-rolls\n",
 	       (unsigned long long)r->tx_pkts,

@@ -267,6 +267,12 @@ static void on_event(void *ctx, uint32_t kind, uint64_t arg, uint64_t now)
 
 	if (s->stop)
 		return;
+	if (kind == EV_BULK) {
+		sim_bulk_start(s, now);
+		for (uint32_t i = 0; i < s->nhosts && !s->stop; i++)
+			host_service(s, &s->hosts[i], now);
+		return;
+	}
 	if (kind == EV_NIC) {
 		h->nic_pending = false;
 		/* timers that fell due while the NIC was busy (they were not
@@ -434,6 +440,38 @@ static uint32_t pick_psn(struct mroce_sim *s)
 	return (uint32_t)mroce_sim_rng_next(&s->rng) & 0xffffff;
 }
 
+/* The latency probe's QP: host 1 to host 0, beside host 1's bulk QPs
+ * (MetaRoCE: on the same connection). */
+static int probe_setup(struct mroce_sim *s, uint64_t slotbytes)
+{
+	const struct mroce_sim_cfg *c = &s->cfg;
+	struct host *snd = &s->hosts[1], *rcv = &s->hosts[RECV_HOST];
+	struct probe *p = &s->probe;
+	struct mroce_qp_init_attr qa = { .max_send_wr = 1, .max_recv_wr = 1 };
+	uint32_t psn_fwd = pick_psn(s), psn_rev = pick_psn(s);
+	int qpn, err;
+
+	p->sbuf = snd->mem + slotbytes * c->conns;
+	p->rbuf = rcv->mem + slotbytes * s->nconns;
+	qa.send_cq = qa.recv_cq = snd->cq;
+	qpn = mroce_create_qp(snd->e, &qa);
+	if (qpn < 0)
+		return qpn;
+	p->sqpn = (uint32_t)qpn;
+	qa.send_cq = qa.recv_cq = rcv->cq;
+	qpn = mroce_create_qp(rcv->e, &qa);
+	if (qpn < 0)
+		return qpn;
+	p->rqpn = (uint32_t)qpn;
+	err = qp_bringup(s, rcv, p->rqpn, s->pairs[0].peer_at_rcv, p->sqpn,
+			 psn_fwd, psn_rev);
+	if (!err)
+		err = qp_bringup(s, snd, p->sqpn, s->pairs[0].peer_at_snd,
+				 p->rqpn, psn_rev, psn_fwd);
+	p->on = !err;
+	return err;
+}
+
 static int setup(struct mroce_sim *s)
 {
 	const struct mroce_sim_cfg *c = &s->cfg;
@@ -446,9 +484,13 @@ static int setup(struct mroce_sim *s)
 
 		s->hosts[h].id = h;
 		s->hosts[h].timer_at = MROCE_SIM_NEVER;
+		/* the probe's QP and 8 bytes come after the bulk QPs' */
+		bool pr = c->probe_ns && h <= 1;
+
 		err = host_setup(s, &s->hosts[h], rcv ? c->senders : 1,
-				 rcv ? s->nconns : c->conns,
-				 slotbytes * (rcv ? s->nconns : c->conns));
+				 (rcv ? s->nconns : c->conns) + pr,
+				 slotbytes * (rcv ? s->nconns : c->conns) +
+					 (pr ? PROBE_LEN : 0));
 		if (err)
 			return err;
 	}
@@ -513,7 +555,7 @@ static int setup(struct mroce_sim *s)
 		if (err)
 			return err;
 	}
-	return 0;
+	return c->probe_ns ? probe_setup(s, slotbytes) : 0;
 }
 
 int mroce_sim_create(const struct mroce_sim_cfg *cfg, struct mroce_sim **out)
@@ -639,12 +681,12 @@ int mroce_sim_run(struct mroce_sim *s, struct mroce_sim_result *res)
 	for (uint32_t i = 0; i < c->net.npaths; i++)
 		if (c->net.path[i].blackhole_at < s->first_fail)
 			s->first_fail = c->net.path[i].blackhole_at;
-	for (uint32_t i = 0; i < s->nconns && !s->stop; i++) {
-		if (c->op == MROCE_SIM_OP_SEND)
-			sim_post_recvs(s, &s->conns[i]);
-		sim_post_sends(s, &s->conns[i], 0);
-		if (s->conns[i].nmsgs == 0)
-			sim_progress(s, &s->conns[i], 0);
+	if (s->probe.on) {
+		sim_probe_post(s, 0);
+		if (mroce_sim_net_at(s->net, c->probe_ns, EV_BULK, 0))
+			sim_violation(s, MROCE_SIM_ENGINE, "out of memory");
+	} else {
+		sim_bulk_start(s, 0);
 	}
 	for (uint32_t h = 0; h < s->nhosts && !s->stop; h++)
 		host_service(s, &s->hosts[h], 0);

@@ -221,6 +221,87 @@ static void on_send_wc(struct mroce_sim *s, struct qpconn *c,
 		sim_post_sends(s, c, now);
 }
 
+/* The latency probe posts its next WRITE as soon as the last one
+ * completed, until the bulk QPs have all finished. */
+void sim_probe_post(struct mroce_sim *s, uint64_t now)
+{
+	struct probe *p = &s->probe;
+	struct host *h = &s->hosts[1];
+	struct mroce_send_wr wr = {
+		.wr_id = p->seq,
+		.opcode = MROCE_WR_RDMA_WRITE,
+		.send_flags = MROCE_SEND_SIGNALED,
+		.sge = {
+			.addr = (uint64_t)(uintptr_t)p->sbuf,
+			.length = PROBE_LEN,
+			.lkey = h->mr.lkey,
+		},
+		.remote_addr = (uint64_t)(uintptr_t)p->rbuf,
+		.rkey = s->hosts[RECV_HOST].mr.rkey,
+	};
+	int err;
+
+	if (!p->on || p->busy || s->all_done || s->stop)
+		return;
+	fill_pattern(p->sbuf, PROBE_CONN_ID, p->seq * PROBE_LEN, PROBE_LEN);
+	err = mroce_post_send(h->e, p->sqpn, &wr, now);
+	if (err) {
+		sim_violation(s, MROCE_SIM_ENGINE, "post_send probe %llu: %d",
+			      (unsigned long long)p->seq, err);
+		return;
+	}
+	p->busy = true;
+	p->post_ns = now;
+}
+
+static void on_probe_wc(struct mroce_sim *s, const struct mroce_wc *wc,
+			uint64_t now)
+{
+	struct probe *p = &s->probe;
+	uint64_t lat = now - p->post_ns;
+
+	if (!p->busy || wc->wr_id != p->seq) {
+		sim_violation(s, MROCE_SIM_INTEGRITY,
+			      "probe: completion wr %llu, expected %llu",
+			      (unsigned long long)wc->wr_id,
+			      (unsigned long long)p->seq);
+		return;
+	}
+	if (sim_check_pattern(p->rbuf, PROBE_CONN_ID, p->seq * PROBE_LEN,
+			      PROBE_LEN) >= 0) {
+		sim_violation(s, MROCE_SIM_INTEGRITY,
+			      "probe: WRITE %llu wrong at the receiver",
+			      (unsigned long long)p->seq);
+		return;
+	}
+	p->busy = false;
+	p->seq++;
+	if (!s->bulk_started) {
+		/* the first one waited for the connection's handshake */
+		if (p->seq > 1)
+			p->hist_idle[sim_hist_bucket(lat)]++;
+		s->last_progress = now;
+	} else if (p->post_ns >= s->res.start_ns && !s->all_done) {
+		p->hist_loaded[sim_hist_bucket(lat)]++;
+	}
+	sim_probe_post(s, now);
+}
+
+/* The bulk QPs post their first WRs (at 0, or after the idle probes). */
+void sim_bulk_start(struct mroce_sim *s, uint64_t now)
+{
+	s->bulk_started = true;
+	s->res.start_ns = now;
+	s->last_progress = now;
+	for (uint32_t i = 0; i < s->nconns && !s->stop; i++) {
+		if (s->cfg.op == MROCE_SIM_OP_SEND)
+			sim_post_recvs(s, &s->conns[i]);
+		sim_post_sends(s, &s->conns[i], now);
+		if (s->conns[i].nmsgs == 0)
+			sim_progress(s, &s->conns[i], now);
+	}
+}
+
 static void on_recv_wc(struct mroce_sim *s, struct qpconn *c,
 		       const struct mroce_wc *wc, uint64_t now)
 {
@@ -284,6 +365,11 @@ void sim_poll_host(struct mroce_sim *s, struct host *h, uint64_t now)
 					  (unsigned long long)wc[i].wr_id,
 					  mroce_wc_status_str(wc[i].status));
 				return;
+			}
+			if (s->probe.on && h->id == 1 &&
+			    wc[i].qpn == s->probe.sqpn) {
+				on_probe_wc(s, &wc[i], now);
+				continue;
 			}
 			if (!c) {
 				sim_violation(s, MROCE_SIM_INTEGRITY,

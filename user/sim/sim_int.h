@@ -18,6 +18,7 @@
 enum {
 	EV_NIC = 1,	/* arg = host: its uplink is free again */
 	EV_TIMER = 2,	/* arg = host: engine timer */
+	EV_BULK = 3,	/* the bulk QPs start (after the idle probes) */
 };
 
 #define RECV_HOST	0
@@ -42,6 +43,19 @@ struct qpconn {
 	uint64_t bytes_done;
 	uint64_t finish_ns;
 	uint64_t *post_ns;	/* per slot */
+};
+
+/* The latency probe: one 8-byte WRITE in flight at a time. */
+#define PROBE_LEN	8
+#define PROBE_CONN_ID	0xffffffffu	/* its pattern's stream id */
+struct probe {
+	bool on;
+	uint32_t sqpn, rqpn;	/* on host 1 and host 0 */
+	uint8_t *sbuf, *rbuf;
+	uint64_t seq;		/* WRITEs completed */
+	uint64_t post_ns;	/* of the one in flight */
+	bool busy;
+	uint64_t hist_idle[HIST_BUCKETS], hist_loaded[HIST_BUCKETS];
 };
 
 struct host {
@@ -90,6 +104,8 @@ struct mroce_sim {
 	bool jain_done;
 	uint64_t corrupt_accepted;
 	uint64_t trace_next;	/* next cfg.trace call */
+	bool bulk_started;
+	struct probe probe;
 };
 
 /* sim.c */
@@ -103,6 +119,8 @@ int sim_post_recvs(struct mroce_sim *s, struct qpconn *c);
 void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now);
 void sim_progress(struct mroce_sim *s, struct qpconn *c, uint64_t now);
 void sim_poll_host(struct mroce_sim *s, struct host *h, uint64_t now);
+void sim_probe_post(struct mroce_sim *s, uint64_t now);
+void sim_bulk_start(struct mroce_sim *s, uint64_t now);
 uint8_t *sim_dst(const struct mroce_sim *s, const struct qpconn *c,
 		 uint64_t idx);
 uint32_t sim_msg_len(const struct mroce_sim *s, uint64_t idx);

@@ -211,6 +211,22 @@ void sim_report(struct mroce_sim *s)
 	r->fct_p50_us = hist_pct(s->hist, msgs, 50) / 1000.0;
 	r->fct_p99_us = hist_pct(s->hist, msgs, 99) / 1000.0;
 	r->fct_max_us = hist_pct(s->hist, msgs, 100) / 1000.0;
+	if (s->probe.on) {
+		const struct probe *p = &s->probe;
+
+		for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+			r->probe_idle_n += p->hist_idle[b];
+			r->probe_loaded_n += p->hist_loaded[b];
+		}
+		r->probe_idle_p50_us =
+			hist_pct(p->hist_idle, r->probe_idle_n, 50) / 1000.0;
+		r->probe_idle_p99_us =
+			hist_pct(p->hist_idle, r->probe_idle_n, 99) / 1000.0;
+		r->probe_loaded_p50_us =
+			hist_pct(p->hist_loaded, r->probe_loaded_n, 50) / 1000.0;
+		r->probe_loaded_p99_us =
+			hist_pct(p->hist_loaded, r->probe_loaded_n, 99) / 1000.0;
+	}
 	if (!s->jain_done)
 		sim_jain_snapshot(s);
 	jain_final(s);
