@@ -50,6 +50,7 @@ static const char usage_text[] =
 	"    mroce_blast --udp --rx [options]\n"
 	"    mroce_blast --udp --pingpong --rx [options]\n"
 	"    mroce_blast --udp --pingpong --tx --dst IP [options]\n"
+	"    mroce_blast --tcp --pingpong --rx|--tx [--dst IP] [options]\n"
 	"    mroce_blast --handoff [--cpus C,D] [--count N] [--json]\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -74,6 +75,10 @@ static const char usage_text[] =
 	"    mroce_perf's latency tests do. The TX side reports half the round\n"
 	"    trip (min, median, 99th and 99.9th percentile, average, in us),\n"
 	"    the unit of mroce_perf write_lat; the RX side the echoes it sent.\n"
+	"    --tcp --pingpong is the same over one TCP connection (Nagle\n"
+	"    off): the RX side accepts one connection on --dport and echoes\n"
+	"    every byte; a reply that does not come is an error, not a loss.\n"
+	"    It is the kernel TCP row beside an iperf3 bulk flow.\n"
 	"    --handoff measures no network: two processes pass a token back\n"
 	"    and forth through shared memory, each polling for its turn and\n"
 	"    calling sched_yield() between polls, as libmroce and mroced wait\n"
@@ -84,9 +89,11 @@ static const char usage_text[] =
 	"OPTIONS\n"
 	"    --tx, --rx         direction (one is required)\n"
 	"    --udp              kernel UDP socket instead of AF_XDP\n"
-	"    --pingpong         with --udp: latency ping-pong (above); --count\n"
-	"                       defaults to 1000, RX stops after --count echoes\n"
-	"                       or --seconds\n"
+	"    --tcp              with --pingpong: over TCP (above)\n"
+	"    --pingpong         with --udp or --tcp: latency ping-pong (above);\n"
+	"                       --count defaults to 1000; UDP RX stops after\n"
+	"                       --count echoes, TCP RX when the pinger closes,\n"
+	"                       both after --seconds\n"
 	"    --handoff          the process hand-off measure (above); --count\n"
 	"                       passes (default 10000)\n"
 	"    --cpus C,D         --handoff: the CPUs of the two processes\n"
@@ -134,7 +141,8 @@ static const char usage_text[] =
 "    kernel_dropped_pkts: AF_XDP RX, redirected but dropped by the\n"
 "    kernel before the ring, from XDP_STATISTICS).\n"
 	"    --pingpong TX: pings, replies, lost, half round trip min / p50 /\n"
-	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\",\n"
+	"    p99 / p99.9 / avg in us (JSON: \"mode\":\"udp-pingpong\" or\n"
+	"    \"tcp-pingpong\",\n"
 	"    half_rtt_min_us .. half_rtt_avg_us).\n"
 	"    --handoff: passes, and one pass min / p50 / p99 / p99.9 / avg in\n"
 	"    us (JSON: \"mode\":\"handoff\", cpus, handoffs, handoff_min_us ..\n"
@@ -592,6 +600,7 @@ static uint64_t num(const char *s, const char *opt, uint64_t min,
 static const struct option lo[] = {
 	{"tx", 0, 0, 'T'},	{"rx", 0, 0, 'R'},
 	{"udp", 0, 0, 'U'},	{"json", 0, 0, 'j'},
+	{"tcp", 0, 0, 'C'},
 	{"ifname", 1, 0, 'i'},	{"queue", 1, 0, 'q'},
 	{"src", 1, 0, 's'},	{"dst", 1, 0, 'd'},
 	{"dmac", 1, 0, 'm'},	{"smac", 1, 0, 'M'},
@@ -664,6 +673,7 @@ static void parse_other(int c, const char *arg, struct opts *o)
 	case 'T': o->tx = true; break;
 	case 'R': o->rx = true; break;
 	case 'U': o->udp = true; break;
+	case 'C': o->tcp = true; break;
 	case 'S': o->spin = true; break;
 	case 'j': o->json = true; break;
 	case 'g': o->pingpong = true; break;
@@ -692,7 +702,7 @@ static int check_opts(const struct opts *o)
 	const char *why = NULL;
 
 	if (o->handoff)
-		why = o->tx || o->rx || o->udp || o->pingpong
+		why = o->tx || o->rx || o->udp || o->tcp || o->pingpong
 			      ? "--handoff takes no --tx, --rx, --udp, "
 				"--pingpong"
 			      : NULL;
@@ -700,9 +710,11 @@ static int check_opts(const struct opts *o)
 		why = "give exactly one of --tx, --rx";
 	else if (o->sport + o->flows > 65536)
 		why = "--sport + --flows goes past port 65535";
-	else if (o->pingpong && !o->udp)
-		why = "--pingpong needs --udp";
-	else if (!o->udp && !o->ifname)
+	else if (o->pingpong && o->udp == o->tcp)
+		why = "--pingpong needs one of --udp, --tcp";
+	else if (o->tcp && !o->pingpong)
+		why = "--tcp is for --pingpong only";
+	else if (!o->udp && !o->tcp && !o->ifname)
 		why = "AF_XDP needs --ifname";
 	if (!why)
 		return 0;
@@ -719,6 +731,7 @@ static int run(const struct opts *o, struct result *r,
 
 	if (o->pingpong || o->handoff) {
 		rc = o->handoff ? handoff(o, r)
+		     : o->tcp	? (o->tx ? tcp_pp_tx(o, r) : tcp_pp_rx(o, r))
 		     : o->tx	? pp_tx(o, r)
 				: pp_rx(o, r);
 		if (!rc || (r->lat && !o->handoff)) {

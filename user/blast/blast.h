@@ -17,7 +17,7 @@
 #define MAX_PAYLOAD (9000 - 28) /* MTU 9000 */
 
 struct opts {
-	bool tx, rx, udp, json, pingpong, spin, handoff;
+	bool tx, rx, udp, tcp, json, pingpong, spin, handoff;
 	const char *ifname, *src, *dst, *dmac, *smac, *ready;
 	int queue, sport, flows, dport, size, seconds;
 	int cpus[2];	/* --handoff: the two processes' CPUs */
@@ -47,6 +47,9 @@ void signal_ready(const struct opts *o);
 void pace(double t0, uint64_t sent, double pps);
 /* qsort() order of doubles, ascending. */
 int cmp_double(const void *a, const void *b);
+/* --tcp --pingpong (tcp_pp.c): the echo side and the pinger. */
+int tcp_pp_rx(const struct opts *o, struct result *r);
+int tcp_pp_tx(const struct opts *o, struct result *r);
 
 /* xsk.c: the AF_XDP modes. 0, 1 (set-up failed) or 2 (bad options),
  * after a message naming the step. */
