@@ -84,6 +84,15 @@ static const char help_text[] =
 "        --idle=SECS        client: after the test, with the connection up,\n"
 "                           sit idle SECS seconds (what connected but quiet\n"
 "                           applications cost a daemon)\n"
+"        --probe            write_bw client, -q 2 or more: the last QP is a\n"
+"                           latency probe beside the others' bulk WRITEs:\n"
+"                           one 8-byte WRITE at a time, post to completion\n"
+"                           (a round trip). It runs alone first (100\n"
+"                           warm-up, then 2000 samples or 1 s: idle), then\n"
+"                           during the test (loaded); a line after the\n"
+"                           table gives both p50 / p99 (\"probe\" in --json).\n"
+"                           The bandwidth is the other QPs'. The server\n"
+"                           needs the same -q only\n"
 "        --warmup=N         latency tests: N iterations before the measured\n"
 "                           ones, run (and checked with --verify) but not\n"
 "                           counted: the first round trips of a fresh\n"
@@ -173,6 +182,7 @@ enum {
 	O_IDLE,
 	O_WARMUP,
 	O_CORRUPT,
+	O_PROBE,
 };
 
 static const struct option lo[] = {
@@ -203,6 +213,7 @@ static const struct option lo[] = {
 	{"interval", required_argument, NULL, O_INTERVAL},
 	{"idle", required_argument, NULL, O_IDLE},
 	{"warmup", required_argument, NULL, O_WARMUP},
+	{"probe", no_argument, NULL, O_PROBE},
 	{"corrupt", required_argument, NULL, O_CORRUPT},
 	{0},
 };
@@ -317,6 +328,9 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 	case O_WARMUP:
 		o->warmup = (long)num(arg, "--warmup", 0, 1000000);
 		return true;
+	case O_PROBE:
+		o->probe = true;
+		return true;
 	case O_CORRUPT:
 		parse_corrupt(arg, o);
 		return true;
@@ -428,6 +442,11 @@ void perf_parse(int argc, char **argv, struct opts *o)
 		usage_err("%s", "--interval applies to bandwidth tests");
 	if (o->warmup && o->bw)
 		usage_err("%s", "--warmup applies to latency tests");
+	if (o->probe && (o->kind != T_WRITE || !o->bw || o->qps < 2 ||
+			 o->verify || o->size < 8))
+		usage_err("%s", "--probe is for write_bw with -q 2 or more "
+				"(the last QP is the probe) and without "
+				"--verify");
 	if (o->corrupt && (!o->verify || o->kind == T_READ || !o->bw ||
 			   !o->host))
 		usage_err("%s", "--corrupt is for the client of write_bw or "

@@ -248,7 +248,12 @@ void out_interval(const struct ctx *c, const struct ivl *v)
 	fflush(stdout);
 }
 
-void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r)
+struct lat_stats;
+static void lat_stats(double *v, uint64_t n, struct lat_stats *s);
+static struct json_object *probe_json(struct probe_res *p);
+static void probe_line(struct probe_res *p);
+
+void out_bw_row(const struct ctx *c, uint64_t size, struct bw_res *r)
 {
 	double avg =
 		r->secs > 0 ? (double)r->iters * (double)size / r->secs : 0;
@@ -280,12 +285,17 @@ void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r)
 		if (c->o.interval)
 			json_object_object_add(o, "intervals",
 					       ivl_json(r->ivl, r->n_ivl));
+		if (c->o.probe)
+			json_object_object_add(o, "probe",
+					       probe_json(&r->probe));
 		json_object_array_add(results, o);
 		return;
 	}
 	printf(" %-10" PRIu64 " %-10" PRIu64
 	       "     %-15.2f    %-15.2f      %.6f\n",
 	       size, r->iters, bw_unit(c, r->peak_bps), bw_unit(c, avg), mpps);
+	if (c->o.probe)
+		probe_line(&r->probe);
 	fflush(stdout);
 }
 
@@ -317,6 +327,44 @@ static void lat_stats(double *v, uint64_t n, struct lat_stats *s)
 	s->median = v[(uint64_t)((double)(n - 1) * 0.5)];
 	s->p99 = v[(uint64_t)((double)(n - 1) * 0.99)];
 	s->p999 = v[(uint64_t)((double)(n - 1) * 0.999)];
+}
+
+/* write_bw --probe: p50 / p99 of the idle and the loaded round trips. */
+static void probe_pcts(double *v, uint64_t n, double *p50, double *p99)
+{
+	struct lat_stats s = {0};
+
+	if (n)
+		lat_stats(v, n, &s);
+	*p50 = s.median;
+	*p99 = s.p99;
+}
+
+static struct json_object *probe_json(struct probe_res *p)
+{
+	struct json_object *o = json_object_new_object();
+	double a, b;
+
+	mroce_json_add_u64(o, "idle_n", p->n_idle);
+	probe_pcts(p->idle, p->n_idle, &a, &b);
+	mroce_json_add_fixed(o, "idle_p50_us", a, 2);
+	mroce_json_add_fixed(o, "idle_p99_us", b, 2);
+	mroce_json_add_u64(o, "loaded_n", p->n_loaded);
+	probe_pcts(p->loaded, p->n_loaded, &a, &b);
+	mroce_json_add_fixed(o, "loaded_p50_us", a, 2);
+	mroce_json_add_fixed(o, "loaded_p99_us", b, 2);
+	return o;
+}
+
+static void probe_line(struct probe_res *p)
+{
+	double i50, i99, l50, l99;
+
+	probe_pcts(p->idle, p->n_idle, &i50, &i99);
+	probe_pcts(p->loaded, p->n_loaded, &l50, &l99);
+	printf(" probe: 8-byte WRITE round trip [usec]: idle p50 %.2f p99 "
+	       "%.2f (%" PRIu64 "), loaded p50 %.2f p99 %.2f (%" PRIu64 ")\n",
+	       i50, i99, p->n_idle, l50, l99, p->n_loaded);
 }
 
 /* A latency row's keys: perftest's (--out_json) and ours (--json), in

@@ -538,6 +538,8 @@ static void client_size(struct ctx *c, uint64_t size, struct spray *peer)
 		out_bw_row(c, size, &r);
 		out_live(NULL);
 		free(r.ivl);
+		free(r.probe.idle);
+		free(r.probe.loaded);
 	} else {
 		double *v;
 		uint64_t n = run_lat(c, size, &v);

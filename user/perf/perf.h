@@ -49,6 +49,7 @@ struct opts {
 	const char *daemon_sock; /* NULL: the default socket */
 	double interval;	 /* --interval: seconds, 0 = off */
 	double idle;		 /* --idle: seconds quiet before the test */
+	bool probe;		 /* --probe: the last QP is a latency probe */
 	long warmup;		 /* --warmup: latency iterations not counted */
 	bool corrupt;		 /* --corrupt: test hook, see options.c */
 	uint64_t corrupt_msg, corrupt_off;
@@ -102,8 +103,16 @@ struct ivl {
 	uint64_t bytes;
 };
 
+/* write_bw --probe: round trips (us) of the probe's 8-byte WRITEs, post
+ * to completion, alone before the run (idle) and during it (loaded). */
+struct probe_res {
+	double *idle, *loaded;
+	uint64_t n_idle, n_loaded, cap_loaded;
+};
+
 struct bw_res {
 	uint64_t iters;
+	struct probe_res probe;
 	double secs, peak_bps;
 	double start_unix; /* wall clock at the start (aligns intervals) */
 	struct ivl *ivl;   /* --interval: malloc'd, n_ivl of them */
@@ -154,7 +163,7 @@ uint64_t run_lat(struct ctx *c, uint64_t size, double **samples);
 void out_begin(const struct ctx *c);
 void out_header(struct ctx *c);
 void out_table_head(const struct ctx *c);
-void out_bw_row(const struct ctx *c, uint64_t size, const struct bw_res *r);
+void out_bw_row(const struct ctx *c, uint64_t size, struct bw_res *r);
 void out_interval(const struct ctx *c, const struct ivl *v);
 /* The run whose intervals a failure still reports (NULL: none). */
 void out_live(const struct bw_res *r);

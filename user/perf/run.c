@@ -355,6 +355,56 @@ static void ivl_tick(struct ctx *c, struct ivl_run *v, struct bw_res *r,
 	}
 }
 
+/* --probe: QP pq's next 8-byte WRITE, into the start of the server's
+ * buffer (no bulk QP writes there: each QP has its own). */
+#define PROBE_LEN	8
+#define PROBE_WARMUP	100
+#define PROBE_IDLE_N	2000
+
+static void probe_post(struct ctx *c, int pq)
+{
+	struct qpctx *x = &c->q[pq];
+
+	post_send(c, pq, MRV_WR_RDMA_WRITE, x->mr->addr, PROBE_LEN,
+		  x->ri.buf_addr, x->posted++, 0);
+}
+
+static void probe_add(double **v, uint64_t *n, uint64_t *cap, double us)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 4096;
+		*v = realloc(*v, *cap * sizeof(**v));
+		if (!*v)
+			perf_die(1, "out of memory");
+	}
+	(*v)[(*n)++] = us;
+}
+
+/* The probe alone: PROBE_WARMUP round trips, then PROBE_IDLE_N or 1 s. */
+static void probe_idle(struct ctx *c, int pq, struct probe_res *p)
+{
+	uint64_t cap = 0;
+	double t0 = now_s();
+
+	for (int i = 0; i < PROBE_WARMUP + PROBE_IDLE_N; i++) {
+		struct mrv_wc wc[4];
+		double t = now_s();
+		int k = 0;
+
+		if (i >= PROBE_WARMUP && t - t0 > 1)
+			break;
+		probe_post(c, pq);
+		while (!k)
+			k = poll_wc(c, wc, 4);
+		c->q[pq].outstanding--;
+		if (i >= PROBE_WARMUP)
+			probe_add(&p->idle, &p->n_idle, &cap,
+				  (now_s() - t) * 1e6);
+		else
+			t0 = now_s();
+	}
+}
+
 void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 {
 	int depth = c->o.tx_depth < c->slots ? c->o.tx_depth : c->slots;
@@ -363,18 +413,28 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 	struct ivl_run iv = {.next = c->o.interval};
 	struct mrv_wc wc[64];
 	struct timespec wall;
-	double t0 = now_s();
+	/* --probe: the last QP; pt is when its WRITE in flight was posted */
+	int nbulk = c->o.qps - c->o.probe, pq = c->o.probe ? nbulk : -1;
+	double t0, pt = 0;
 
+	*res = (struct bw_res){0};
+	if (c->o.probe)
+		probe_idle(c, pq, &res->probe);
+	t0 = now_s();
 	clock_gettime(CLOCK_REALTIME, &wall);
-	*res = (struct bw_res){
-		.start_unix = (double)wall.tv_sec + (double)wall.tv_nsec * 1e-9};
+	res->start_unix = (double)wall.tv_sec + (double)wall.tv_nsec * 1e-9;
 	pk.t0 = pk.last_t = t0;
 	out_live(res);
-	while (more(c, posted, t0) || done < posted) {
+	while (more(c, posted, t0) || done < posted ||
+	       (pq >= 0 && c->q[pq].outstanding)) {
 		int k;
 
-		for (int q = 0; q < c->o.qps; q++)
+		for (int q = 0; q < nbulk; q++)
 			bw_post(c, q, size, depth, &posted, t0);
+		if (pq >= 0 && !c->q[pq].outstanding && more(c, posted, t0)) {
+			pt = now_s();
+			probe_post(c, pq);
+		}
 		k = poll_wc(c, wc, 64);
 		for (int i = 0; i < k; i++) {
 			int q = qidx(c, wc[i].qp_num);
@@ -382,6 +442,13 @@ void run_bw(struct ctx *c, uint64_t size, struct bw_res *res)
 			int s = (int)(it % (uint64_t)c->slots);
 
 			c->q[q].outstanding--;
+			if (q == pq) {
+				probe_add(&res->probe.loaded,
+					  &res->probe.n_loaded,
+					  &res->probe.cap_loaded,
+					  (now_s() - pt) * 1e6);
+				continue;
+			}
 			done++;
 			if (c->o.verify && c->o.kind == T_READ)
 				c->bad_bytes += check(c, slot(c, q, s), q,
