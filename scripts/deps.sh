@@ -23,11 +23,13 @@
 #   help2man              man pages generated from each tool's --help
 #   python3 gnuplot-nox   make demo: reads mroce_perf's JSON, plots goodput
 #                         over time (PNG)
+#   iperf3                scripts/bench_loaded.sh: kernel TCP's bulk flow,
+#                         the loaded-latency reference row
 set -euo pipefail
 
 PKGS=(gcc make pkg-config clang llvm libclang-rt-14-dev libbpf-dev libxdp-dev
       bpftool xdp-tools check tshark iproute2 nftables ethtool
-      libjson-c-dev help2man python3 gnuplot-nox)
+      libjson-c-dev help2man python3 gnuplot-nox iperf3)
 
 # tool-or-file  package   (what --check verifies)
 PROBES=(
@@ -36,7 +38,7 @@ PROBES=(
   "cmd:ip iproute2" "cmd:nft nftables"
   "pc:libbpf libbpf-dev" "pc:libxdp libxdp-dev" "pc:check check"
   "pc:json-c libjson-c-dev" "cmd:help2man help2man"
-  "cmd:python3 python3" "cmd:gnuplot gnuplot-nox"
+  "cmd:python3 python3" "cmd:gnuplot gnuplot-nox" "cmd:iperf3 iperf3"
   "file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev"
 )
 
@@ -56,7 +58,7 @@ case "${1:-}" in
 		exit 1
 	done
 	exit 0 ;;
--h|--help) sed -n '3,20p' "$0"; exit 0 ;;
+-h|--help) sed -n '3,27p' "$0"; exit 0 ;;
 "") ;;
 *) echo "deps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
