@@ -70,6 +70,15 @@ struct mroce_engine_cfg {
 				 * set it: libmroce and mroced use
 				 * MROCE_EP_SW_JITTER_US (user/endpoint/endpoint.h);
 				 * see docs/engine.md */
+	uint32_t queue_us;	/* MetaRoCE, with jitter_us: the standing
+				 * queue a path may hold, judged by the
+				 * smallest RTT sample of each round trip
+				 * (jitter delays some samples, a queue all
+				 * of them): above base + queue_us the window
+				 * is cut and does not grow the next round
+				 * trip. 0: only jitter_us bounds the queue
+				 * (libmroce: mrv_dev_attr.queue_us, off by
+				 * default; docs/engine.md, "Short queues") */
 	/* Testing (the simulator's --psn and --gen): when isn_fixed, every
 	 * MetaRoCE connection's transmit ISN is isn, and every path slot
 	 * starts at generation first_gen (both ends must agree: a receiver

@@ -125,6 +125,16 @@ struct mrv_dev_attr {
 				  * 100 Gbit/s when it reports none (veth,
 				  * loopback). Daemon mode: mroced's
 				  * --link-gbps */
+	uint32_t queue_us;	 /* embedded mode: the standing queue (us)
+				  * a MetaRoCE path may keep, judged by each
+				  * round trip's smallest RTT sample (100
+				  * keeps loaded round trips near 150 us on
+				  * the namespace fabric). 0 = no bound but
+				  * the 10 ms scheduling-noise allowance, the
+				  * default: on a 2-core host the short queue
+				  * costs about a fifth of the goodput.
+				  * Daemon mode: mroced's --queue-us.
+				  * docs/engine.md, "Short queues" */
 };
 
 /* struct mrv_dev_attr.flags */

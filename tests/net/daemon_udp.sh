@@ -214,7 +214,8 @@ expect_exit 1 "mroced is not running (socket $SB)" "mrocectl without daemon" \
 expect_exit 1 "another mroced is running" "second daemon" \
 	"$MROCED" --local 127.0.0.3 --sock "$SA"
 usage_errors "$MROCED" "" "--local nope" "--local 127.0.0.1 --backend ib" \
-	"--local 127.0.0.1 --backend afxdp" "--local 127.0.0.1 extra"
+	"--local 127.0.0.1 --backend afxdp" "--local 127.0.0.1 extra" \
+	"--local 127.0.0.1 --queue-us 0"
 "$CTL" daemon --help | grep -q "^SYNOPSIS" || flunk "mrocectl daemon --help"
 
 ns_summary daemon_udp

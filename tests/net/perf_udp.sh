@@ -136,6 +136,37 @@ for who in client server; do
 	fi
 done
 
+# write_bw --probe: the last of 2 QPs times 8-byte WRITEs alone, then
+# beside the other's bulk, on both transports and with --queue-us; the
+# line after the table has both figures, from real samples, and the
+# JSON the same under "probe".
+for tr in metaroce rocev2; do for q in "" "--queue-us 100"; do
+	[ $tr = rocev2 ] && [ -n "$q" ] && continue
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	"$PERF" write_bw -p $PORT -q 2 --transport $tr --local 127.0.0.1 $q \
+		>"$TMP/probe.srv" 2>&1 &
+	SPID=$!
+	wait_listen "" $PORT "$SPID" || flunk "probe $tr: no server"
+	# shellcheck disable=SC2086
+	timeout 60 "$PERF" write_bw -p $PORT -q 2 -D 1 --probe --transport $tr \
+		--local 127.0.0.2 $q --json 127.0.0.1 >"$TMP/probe" 2>&1
+	rc=$?
+	wait "$SPID"
+	SPID=
+	if [ $rc -eq 0 ] && python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["results"][0]["probe"]
+assert p["idle_n"] >= 100 and p["loaded_n"] >= 1, p
+assert 0 < p["idle_p50_us"] <= p["idle_p99_us"], p
+assert 0 < p["loaded_p50_us"] <= p["loaded_p99_us"], p' "$TMP/probe"; then
+		echo "ok: write_bw --probe ($tr $q)"
+	else
+		flunk "write_bw --probe ($tr $q): exit $rc"
+		cat "$TMP/probe"
+	fi
+done; done
+
 # One wrong byte on the wire (--corrupt: the client sends message 150
 # with byte 4097 changed): write_bw's and send_bw's receiver checks fail
 # the run with exit 1, and both sides name the QP, message and offset.
@@ -221,6 +252,8 @@ usage_errors "$PERF" "write_bw -s 0" "nosuch_bw" "write_bw --transport ib" \
 	"write_bw --corrupt 1:2 h" "write_bw --verify --corrupt 1:2" \
 	"read_bw --verify --corrupt 1:2 h" "write_bw --verify --corrupt 1:65536 h" \
 	"write_bw --verify --corrupt 12 h" "write_bw --warmup 5" \
-	"write_lat --warmup x"
+	"write_lat --warmup x" "write_bw --probe h" "write_lat -q 1 --probe h" \
+	"write_bw -q 2 --probe --verify h" "read_bw -q 2 --probe h" \
+	"write_bw --queue-us 0" "write_bw --queue-us x"
 
 ns_summary perf_udp

@@ -295,6 +295,71 @@ START_TEST(mr_cc_on_ack__window_grows_only_when_used)
 }
 END_TEST
 
+/* cfg.queue_us (software endpoints): a round trip whose smallest sample
+ * is above the connection's base RTT + queue_us is a standing queue,
+ * though within the jitter allowance: the window is cut and does not
+ * grow in the next round trip. The base is the connection's (its
+ * smallest path's), so a path that never saw its own base is judged too.
+ * Without queue_us, the same samples grow the window (the jitter rule). */
+START_TEST(mr_cc_on_ack__software_queue_target_bounds_the_queue)
+{
+	struct mroce_engine_cfg cfg = { .seed = 1,
+					.link_bps = 100000000000ull,
+					.jitter_us = 10000, .queue_us = 100 };
+	struct mroce_engine *e, *plain;
+	/* a connection of 2 paths (path[] is its flexible tail) */
+	struct mr_conn *cp = calloc(1, sizeof(*cp) + 2 * sizeof(cp->path[0]));
+	uint64_t now = 1000000;
+	uint32_t w0;
+
+	ck_assert_int_eq(mroce_engine_create(&cfg, &e), 0);
+	cfg.queue_us = 0;
+	ck_assert_int_eq(mroce_engine_create(&cfg, &plain), 0);
+	ck_assert_ptr_nonnull(cp);
+	cp->npaths = 2;
+	mroce_list_init(&cp->sched);
+	cp->path[0].rtt.srtt_us = cp->path[0].rtt.min_us = 50;
+	cp->path[1].rtt.srtt_us = 400;
+	cp->path[1].rtt.min_us = 300;	/* born under load */
+	for (int k = 0; k < 2; k++) {
+		struct mr_path *p = &cp->path[1];
+		struct mroce_engine *en = k ? plain : e;
+
+		mr_cc_init(en, p);
+		p->rtt.srtt_us = 400;
+		p->rtt.min_us = 300;
+		p->cc.cwnd = 100 * 256;
+		busy(p);
+		/* round trips of samples 400 us (the smallest 400): a
+		 * queue of 350 us over the connection's 50 us base */
+		mr_cc_on_ack(en, cp, p, 2, 0, 400, now);
+		for (int i = 0; i < 3; i++)
+			mr_cc_on_ack(en, cp, p, 2, 0, 400, now += 100000);
+		w0 = p->cc.cwnd;
+		mr_cc_on_ack(en, cp, p, 2, 0, 400, now += 1000);
+		if (k == 0) {
+			ck_assert_uint_lt(w0, 100 * 256);
+			ck_assert(p->cc.queued);
+			ck_assert_uint_eq(p->cc.cwnd, w0);
+		} else {
+			ck_assert_uint_gt(w0, 100 * 256);
+			ck_assert(!p->cc.queued);
+			ck_assert_uint_eq(p->cc.cwnd, w0 + 256);
+		}
+	}
+	/* the smallest sample back within base + queue_us: growth again */
+	mr_cc_on_ack(e, cp, &cp->path[1], 2, 0, 120, now += 100000);
+	mr_cc_on_ack(e, cp, &cp->path[1], 2, 0, 120, now += 100000);
+	ck_assert(!cp->path[1].cc.queued);
+	w0 = cp->path[1].cc.cwnd;
+	mr_cc_on_ack(e, cp, &cp->path[1], 2, 0, 120, now += 1000);
+	ck_assert_uint_eq(cp->path[1].cc.cwnd, w0 + 256);
+	free(cp);
+	mroce_engine_destroy(e);
+	mroce_engine_destroy(plain);
+}
+END_TEST
+
 START_TEST(mr_cc_fair_share__divides_link_among_active_senders)
 {
 	struct mroce_engine *e = mk();
@@ -554,6 +619,7 @@ Suite *metaroce_cc_suite(void)
 	tcase_add_test(tc, mr_cc_on_ack__target_covers_one_packet_per_path);
 	tcase_add_test(tc, mr_cc_on_ack__ecn_without_delay_cuts_by_marked_fraction);
 	tcase_add_test(tc, mr_cc_on_ack__window_grows_only_when_used);
+	tcase_add_test(tc, mr_cc_on_ack__software_queue_target_bounds_the_queue);
 	tcase_add_test(tc, mr_cc_fair_share__epoch_spans_paced_senders);
 	tcase_add_test(tc, mr_cc_fair_share__divides_link_among_active_senders);
 	tcase_add_test(tc, mr_cc_rate__honours_receiver_hint);

@@ -102,6 +102,7 @@ static void ep_cfg(const struct mrv_dev_attr *attr, const struct emb_dev *d,
 	/* Software endpoints: scheduling noise, not queueing, dominates
 	 * the RTT (docs/engine.md, cfg.jitter_us). */
 	ec->jitter_us = MROCE_EP_SW_JITTER_US;
+	ec->queue_us = attr->queue_us;
 	ec->link_bps = (uint64_t)attr->link_mbps * 1000000ull;
 
 	cfg->io.kind = attr->backend == MRV_BACKEND_AFXDP ? MROCE_IO_AFXDP

@@ -43,7 +43,7 @@ static const char help_text[] =
 "SYNOPSIS\n"
 "    mroced --local ADDR [--backend udp|afxdp] [--ifname IF]\n"
 "           [--queue Q|all] [--attach] [--sock PATH] [--paths N]\n"
-"           [--mtu BYTES] [--link-gbps R]\n"
+"           [--mtu BYTES] [--link-gbps R] [--queue-us USEC]\n"
 "           [--rto-min USEC] [--udp-port PORT] [--spin-us USEC]\n"
 "           [--sock-mode MODE] [--sock-group GROUP] [--no-ack-offload]\n"
 "           [--seed N] [-v]\n"
@@ -89,6 +89,10 @@ static const char help_text[] =
 "                         among senders, Gbit/s (default: the interface's\n"
 "                         speed - afxdp: IF; udp: the one holding ADDR -\n"
 "                         or 100 where it reports none or is virtual)\n"
+"        --queue-us=USEC  the standing queue a MetaRoCE path may keep,\n"
+"                         judged by each round trip's smallest RTT sample\n"
+"                         (default: none but the 10 ms scheduling-noise\n"
+"                         allowance; docs/engine.md, \"Short queues\")\n"
 "    -u, --udp-port=PORT  MetaRoCE port; RoCEv2 uses PORT+1 (default\n"
 "                         4792/4791)\n"
 "        --sock-mode=MODE chmod the socket (e.g. 0666: every local user;\n"
@@ -275,7 +279,7 @@ static int group_id(const char *name)
 	return (int)v;
 }
 
-enum { O_SPIN = 256, O_SEED, O_MODE, O_GROUP, O_NO_OFFLOAD, O_LINK };
+enum { O_SPIN = 256, O_SEED, O_MODE, O_GROUP, O_NO_OFFLOAD, O_LINK, O_QUEUE_US };
 
 static const struct option long_opts[] = {
 	{"local", required_argument, NULL, 'l'},
@@ -288,6 +292,7 @@ static const struct option long_opts[] = {
 	{"mtu", required_argument, NULL, 'm'},
 	{"rto-min", required_argument, NULL, 'r'},
 	{"link-gbps", required_argument, NULL, O_LINK},
+	{"queue-us", required_argument, NULL, O_QUEUE_US},
 	{"udp-port", required_argument, NULL, 'u'},
 	{"spin-us", required_argument, NULL, O_SPIN},
 	{"seed", required_argument, NULL, O_SEED},
@@ -352,6 +357,9 @@ static void apply_opt(int c, const char *arg, struct opts *o)
 			(uint64_t)(g * 1e9);
 		break;
 	}
+	case O_QUEUE_US:
+		cfg->eng[0].queue_us = (uint32_t)num(arg, "queue", 1, 1000000);
+		break;
 	case 'u':
 		o->udp_port = (uint16_t)num(arg, "UDP port", 1, 65534);
 		break;

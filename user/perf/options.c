@@ -123,6 +123,11 @@ static const char help_text[] =
 "                           out among senders, Gbit/s (default: the\n"
 "                           interface's speed, or 100 where it reports\n"
 "                           none or is virtual: loopback, veth)\n"
+"        --queue-us=N       MetaRoCE, embedded mode: the standing queue\n"
+"                           (us) a path may keep, judged by each round\n"
+"                           trip's smallest RTT sample (default: none\n"
+"                           but the 10 ms scheduling-noise allowance;\n"
+"                           docs/engine.md, \"Short queues\")\n"
 "        --no-ack-offload   --backend=afxdp: the XDP program answers nothing\n"
 "                           for our connections (by default it answers\n"
 "                           duplicates of placed data); for comparison. With\n"
@@ -183,6 +188,7 @@ enum {
 	O_WARMUP,
 	O_CORRUPT,
 	O_PROBE,
+	O_QUEUE_US,
 };
 
 static const struct option lo[] = {
@@ -214,6 +220,7 @@ static const struct option lo[] = {
 	{"idle", required_argument, NULL, O_IDLE},
 	{"warmup", required_argument, NULL, O_WARMUP},
 	{"probe", no_argument, NULL, O_PROBE},
+	{"queue-us", required_argument, NULL, O_QUEUE_US},
 	{"corrupt", required_argument, NULL, O_CORRUPT},
 	{0},
 };
@@ -330,6 +337,9 @@ static bool parse_mroce(int ch, const char *arg, struct opts *o)
 		return true;
 	case O_PROBE:
 		o->probe = true;
+		return true;
+	case O_QUEUE_US:
+		o->queue_us = (uint32_t)num(arg, "--queue-us", 1, 1000000);
 		return true;
 	case O_CORRUPT:
 		parse_corrupt(arg, o);

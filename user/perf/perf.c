@@ -351,6 +351,7 @@ static void open_dev(struct ctx *c)
 		.ifname = c->o.ifname,
 		.rto_min_us = (uint32_t)c->o.rto_min_us,
 		.link_mbps = c->o.link_mbps,
+		.queue_us = c->o.queue_us,
 		.flags = c->o.no_ack_offload ? MRV_DEV_NO_ACK_OFFLOAD : 0,
 	};
 	int err;

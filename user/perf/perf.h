@@ -43,6 +43,7 @@ struct opts {
 	uint64_t cycle_buffer;	/* --cycle_buffer: perftest's, a page */
 	int rto_min_us;
 	uint32_t link_mbps;	 /* --link-gbps, 0 = the interface's */
+	uint32_t queue_us;	 /* --queue-us, 0 = the library's */
 	bool no_ack_offload;	 /* --no-ack-offload */
 	const char *ifname, *local;
 	bool daemon;		 /* --daemon: mroced serves the device */

@@ -129,6 +129,42 @@ static void ecn_rate_grow(const struct mroce_engine *e, struct mr_conn *c,
 		c->pace.ecn_bps = 0;
 }
 
+/* The delay target over the base RTT: a quarter of it (at least 1 us, the
+ * tsval resolution), or floor_us if more. Never below what the
+ * connection's smallest load queues: one packet on each path, npaths
+ * packets through the sender's link (and, as the planes share it out,
+ * through each plane in proportion). On slow links that alone is more
+ * than base / 4 (8 x 4 KiB at 100 Gbit/s: 2.6 us over a 6 us base RTT),
+ * so a target below it was never met: every sample read as a queue, no
+ * window could grow, and each window that a timeout or re-roll had set to
+ * one packet stayed there for good - the decay of long lossy runs on 10
+ * and 25 Gbit/s planes (docs/engine.md, "Delay target"). */
+static uint32_t queue_target(const struct mr_conn *c, uint32_t base,
+			     uint32_t floor_us)
+{
+	uint32_t q = base / 4 > 1 ? base / 4 : 1;
+
+	if (q < c->ser_floor_us)
+		q = c->ser_floor_us;
+	if (q < floor_us)
+		q = floor_us;
+	return base + q;
+}
+
+/* The connection's base RTT: the smallest of its paths'. On a software
+ * endpoint every path shares the hosts' CPUs, and a path whose port was
+ * re-rolled under load never saw its own base. */
+static uint32_t conn_base(const struct mr_conn *c)
+{
+	uint32_t b = 0;
+
+	for (int i = 0; i < c->npaths; i++)
+		if (c->path[i].rtt.min_us &&
+		    (!b || c->path[i].rtt.min_us < b))
+			b = c->path[i].rtt.min_us;
+	return b;
+}
+
 void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		  struct mr_path *p, uint32_t newly, uint32_t ce,
 		  uint32_t rtt_us, uint64_t now)
@@ -141,18 +177,7 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 	 * purpose: every loss is recovered through it twice (detection and
 	 * retransmission), and a backlog held in the sender is one a
 	 * retransmission overtakes. */
-	target = base + (base / 4 > 1 ? base / 4 : 1);
-	/* Nor below what the connection's smallest load queues: one packet
-	 * on each path, npaths packets through the sender's link (and, as
-	 * the planes share it out, through each plane in proportion). On
-	 * slow links that alone is more than base / 4 (8 x 4 KiB at 100
-	 * Gbit/s: 2.6 us over a 6 us base RTT), so a target below it was
-	 * never met: every sample read as a queue, no window could grow,
-	 * and each window that a timeout or re-roll had set to one packet
-	 * stayed there for good - the decay of long lossy runs on 10 and
-	 * 25 Gbit/s planes (docs/engine.md, "Delay target"). */
-	if (target < base + c->ser_floor_us)
-		target = base + c->ser_floor_us;
+	target = queue_target(c, base, 0);
 	/* A software endpoint's RTT jitters by its scheduling (tens to
 	 * hundreds of us on a busy host): that is no queue, and reading it
 	 * as one shrank every window to a packet. */
@@ -167,7 +192,7 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		if (high_delay)
 			cut(p, 7, 10, now);	/* congested: decrease */
 		/* ECN with low delay: see the period's end below */
-	} else if (!high_delay &&
+	} else if (!high_delay && !p->cc.queued &&
 		   (p->cc.limited || !mroce_list_empty(&c->sched))) {
 		p->cc.cwnd += newly * CC_ONE / 2;	/* proportional */
 	}
@@ -201,6 +226,15 @@ void mr_cc_on_ack(struct mroce_engine *e, struct mr_conn *c,
 		}
 		p->cc.per_ce = p->cc.per_newly = 0;
 		lo = p->cc.rtt_lo;
+		/* A software endpoint's round trip is judged by its
+		 * smallest sample against a short queue target: jitter
+		 * delays some samples, a standing queue all of them. */
+		if (e->cfg.jitter_us && e->cfg.queue_us) {
+			uint32_t cb = conn_base(c);
+
+			target = queue_target(c, cb, e->cfg.queue_us);
+			p->cc.queued = lo && cb && lo > target;
+		}
 		if (!ce && lo && base && lo > target) {
 			uint32_t num = 1000 -
 				       (uint32_t)(800ull * (lo - target) / lo);

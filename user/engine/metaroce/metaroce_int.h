@@ -121,6 +121,9 @@ struct mr_cc {
 	 * sender does not use measures nothing, and one grown while the
 	 * connection was near idle lets the next burst out at once) */
 	bool limited;
+	/* the last round trip's smallest RTT sample was above base +
+	 * cfg.queue_us (software endpoints): no growth this one */
+	bool queued;
 };
 
 /* A path's lifecycle on the sender (struct mr_path.life), one list for
