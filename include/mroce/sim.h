@@ -65,6 +65,9 @@ struct mroce_sim_link_cfg {
 	double loss;		/* drop probability per packet */
 	double dup;		/* duplication probability */
 	double corrupt;		/* probability of flipping one byte */
+	double ce_mark;		/* probability of CE-marking an ECT packet
+				 * whatever the backlog: the queue of
+				 * traffic the simulation does not model */
 	uint64_t blackhole_at;	/* drop everything from this time on */
 	uint64_t flap_ns;	/* non-zero: from blackhole_at on the plane
 				 * flaps instead, down flap_ns, up flap_ns,

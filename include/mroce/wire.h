@@ -167,7 +167,8 @@ struct mroce_rerollh {
 enum mroce_reroll_reason {
 	MROCE_REROLL_LOSS = 1,
 	MROCE_REROLL_TIMEOUT = 2,	/* silent path / blackhole */
-	MROCE_REROLL_ECN = 3,		/* persistent congestion */
+	MROCE_REROLL_ECN = 3,		/* reserved: v0 does not re-roll on
+					 * marks (spec section 11) */
 	MROCE_REROLL_ADMIN = 4,
 };
 

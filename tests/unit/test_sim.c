@@ -293,6 +293,29 @@ START_TEST(mroce_sim_run__probe_sees_the_bulk_queue)
 }
 END_TEST
 
+/* cfg ce_mark (--ce-plane): a plane CE-marks ECN-capable packets without
+ * a queue of its own (traffic the run does not model): the receiver sees
+ * the marks and the transfer completes; without it this load marks
+ * nothing (the planes' ECN threshold is never reached). */
+START_TEST(mroce_sim_run__ce_plane_marks_without_a_queue)
+{
+	struct mroce_sim_cfg c;
+	struct mroce_sim_result r;
+
+	small_cfg(&c, MROCE_TRANSPORT_METAROCE);
+	c.bytes = 4 << 20;
+	c.net.path[2].ce_mark = 1;
+	run(&c, &r);
+	ck_assert_msg(r.verdict == MROCE_SIM_OK, "%s", r.why);
+	ck_assert_uint_gt(r.ce_marked, 0);
+	ck_assert_uint_gt(r.ce_marks_rx, 0);
+	ck_assert(r.path_share[2] > 0);
+	c.net.path[2].ce_mark = 0;
+	run(&c, &r);
+	ck_assert_uint_eq(r.ce_marked, 0);
+}
+END_TEST
+
 START_TEST(mroce_sim_run__time_limit_is_enforced)
 {
 	struct mroce_sim_cfg c;
@@ -330,6 +353,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, mroce_sim_run__detects_a_wrong_byte, 0, 2);
 	tcase_add_test(tc, mroce_sim_run__time_limit_is_enforced);
 	tcase_add_test(tc, mroce_sim_run__probe_sees_the_bulk_queue);
+	tcase_add_test(tc, mroce_sim_run__ce_plane_marks_without_a_queue);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -54,6 +54,9 @@ static const char usage_text[] =
 "    --corrupt P        fraction of packets with one byte flipped (0)\n"
 "    --blackhole I@MS   plane I drops everything from MS ms of virtual\n"
 "                       time on (repeatable)\n"
+"    --ce-plane I@P     plane I CE-marks a fraction P of ECN-capable\n"
+"                       packets whatever its queue: traffic the run does\n"
+"                       not model keeps it congested (repeatable)\n"
 "    --flap-us U        the --blackhole planes flap instead: from MS on\n"
 "                       down U us, up U us, down again...\n"
 "    --host-gbps R      host access link rate (sum of the plane rates)\n"
@@ -202,7 +205,7 @@ enum {
 	O_HOST_QUEUE, O_HOST_ECN, O_BYTES, O_MSG, O_CONNS, O_SENDERS,
 	O_SHARED, O_OUT, O_OP, O_MTU, O_EPATHS, O_RTO, O_PSN, O_GEN, O_SEED,
 	O_TLIMIT, O_STALL, O_BIN, O_JSON, O_BENCH, O_DRAIN, O_SERIES,
-	O_TRACE, O_BENCH_CRC, O_FLAP, O_PROBE,
+	O_TRACE, O_BENCH_CRC, O_FLAP, O_PROBE, O_CE_PLANE,
 };
 
 static const struct option opts[] = {
@@ -218,6 +221,7 @@ static const struct option opts[] = {
 	{ "corrupt", required_argument, NULL, O_CORRUPT },
 	{ "blackhole", required_argument, NULL, O_BLACKHOLE },
 	{ "flap-us", required_argument, NULL, O_FLAP },
+	{ "ce-plane", required_argument, NULL, O_CE_PLANE },
 	{ "host-gbps", required_argument, NULL, O_HOST_GBPS },
 	{ "host-delay-us", required_argument, NULL, O_HOST_DELAY },
 	{ "host-queue-kb", required_argument, NULL, O_HOST_QUEUE },
@@ -262,6 +266,7 @@ struct args {
 		double ms;
 	} bh[MROCE_SIM_MAX_PATHS];
 	uint32_t nbh;
+	double ce_mark[MROCE_SIM_MAX_PATHS];	/* --ce-plane */
 };
 
 static void parse_rates(struct args *a, const char *s)
@@ -280,6 +285,21 @@ static void parse_rates(struct args *a, const char *s)
 	if (!a->nrates)
 		bad_arg("--rates: empty list");
 	a->rates_set = true;
+}
+
+/* --ce-plane I@P: plane I CE-marks a fraction P of ECN-capable packets. */
+static void parse_ce_plane(struct args *a, const char *s)
+{
+	char *at = strchr(s, '@');
+	char plane[32];
+	uint32_t i;
+
+	if (!at || at == s || (size_t)(at - s) >= sizeof(plane))
+		bad_arg("--ce-plane: '%s' is not PLANE@FRACTION", s);
+	memcpy(plane, s, at - s);
+	plane[at - s] = '\0';
+	i = (uint32_t)parse_num("--ce-plane", plane, 0, MROCE_SIM_MAX_PATHS - 1);
+	a->ce_mark[i] = parse_num("--ce-plane", at + 1, 0, 1);
 }
 
 static void parse_blackhole(struct args *a, const char *s)
@@ -337,6 +357,9 @@ static bool parse_net(int o, const char *arg, struct args *a)
 		return true;
 	case O_BLACKHOLE:
 		parse_blackhole(a, arg);
+		return true;
+	case O_CE_PLANE:
+		parse_ce_plane(a, arg);
 		return true;
 	case O_FLAP:
 		a->flap_us = parse_num("--flap-us", arg, 0.001, 1e9);
@@ -511,8 +534,13 @@ static void apply_net(struct args *a)
 		p->loss = a->loss;
 		p->dup = a->dup;
 		p->corrupt = a->corrupt;
+		p->ce_mark = a->ce_mark[i];
 		p->blackhole_at = MROCE_SIM_NEVER;
 	}
+	for (uint32_t i = c->net.npaths; i < MROCE_SIM_MAX_PATHS; i++)
+		if (a->ce_mark[i] > 0)
+			bad_arg("--ce-plane: plane %u does not exist (--paths "
+				"%u; planes count from 0)", i, c->net.npaths);
 	for (uint32_t i = 0; i < a->nbh; i++) {
 		if (a->bh[i].path >= c->net.npaths)
 			bad_arg("--blackhole: path %u does not exist (--paths "

@@ -429,7 +429,9 @@ static void link_enqueue(struct mroce_sim_net *n, struct link *l,
 		drop(n, p);
 		return;
 	}
-	if (c->ecn_bytes && p->ect && backlog > c->ecn_bytes && !p->ce) {
+	if (p->ect && !p->ce &&
+	    ((c->ecn_bytes && backlog > c->ecn_bytes) ||
+	     (c->ce_mark > 0 && chance(n, c->ce_mark)))) {
 		p->ce = true;
 		l->st.ce_marks++;
 	}
