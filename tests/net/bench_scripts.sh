@@ -51,6 +51,18 @@ bad "--seconds: 3 to 30" bash $D --seconds x
 bad "--backend afxdp|udp" bash $D --backend dpdk
 bad "--out needs a value" bash $D --out
 bad "unknown argument '--bogus'" bash $D --bogus
+L=scripts/bench_loaded.sh
+bad "--rounds: 1 to 20" bash $L --rounds 0
+bad "--seconds: 1 to 600" bash $L --seconds x
+bad "--queue-us: microseconds, 1 or more" bash $L --queue-us 0
+bad "unknown argument '--bogus'" bash $L --bogus
+I=scripts/bench_incast.sh
+bad "--senders: 2 to 8" bash $I --senders 1
+bad "--seconds: 2 to 600" bash $I --seconds 1
+bad "--rounds: 1 to 20" bash $I --rounds 21
+bad "--rate / --ecn-rate: e.g. 300mbit" bash $I --rate fast
+bad "--ecn-thresh: bytes" bash $I --ecn-thresh x
+bad "unknown argument '--bogus'" bash $I --bogus
 bash $D --help | grep -q -- "--out DIR" || fail "demo.sh --help lacks --out"
 bash scripts/bench_sim.sh --help | grep -q -- "--seeds" || fail "bench_sim --help"
 
