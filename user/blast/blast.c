@@ -386,25 +386,36 @@ static int pp_rx(const struct opts *o, struct result *r)
 
 /* Send one ping, spin until its echo (matched by sequence number) is
  * back; half the round trip is the sample. */
-static int pp_tx(const struct opts *o, struct result *r)
+int pp_setup(const struct opts *o, struct result *r, struct sockaddr_in *dst,
+	     long *count, size_t *size)
 {
-	static char buf[65536], in[65536];
-	struct sockaddr_in dst = {.sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)o->dport)};
-	long count = o->count > 0 ? o->count : 1000;
-	size_t size = o->size < 8 ? 8 : (size_t)o->size;
-	double t0;
-	int fd;
-
-	if (!o->dst || inet_pton(AF_INET, o->dst, &dst.sin_addr) != 1) {
+	*dst = (struct sockaddr_in){.sin_family = AF_INET,
+				    .sin_port = htons((uint16_t)o->dport)};
+	*count = o->count > 0 ? o->count : 1000;
+	*size = o->size < 8 ? 8 : (size_t)o->size;
+	if (!o->dst || inet_pton(AF_INET, o->dst, &dst->sin_addr) != 1) {
 		fprintf(stderr, "mroce_blast: --pingpong --tx needs --dst IP\n");
 		return 2;
 	}
-	r->lat = calloc((size_t)count, sizeof(*r->lat));
+	r->lat = calloc((size_t)*count, sizeof(*r->lat));
 	if (!r->lat) {
 		fprintf(stderr, "mroce_blast: out of memory\n");
 		return 1;
 	}
+	return 0;
+}
+
+static int pp_tx(const struct opts *o, struct result *r)
+{
+	static char buf[65536], in[65536];
+	struct sockaddr_in dst;
+	long count;
+	size_t size;
+	double t0;
+	int fd, rc = pp_setup(o, r, &dst, &count, &size);
+
+	if (rc)
+		return rc;
 	fd = udp_socket(o, (uint16_t)o->sport);
 	if (fd < 0)
 		return 1;

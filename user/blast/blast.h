@@ -47,6 +47,12 @@ void signal_ready(const struct opts *o);
 void pace(double t0, uint64_t sent, double pps);
 /* qsort() order of doubles, ascending. */
 int cmp_double(const void *a, const void *b);
+/* Ping-pong TX: the destination (--dst, --dport), --count (1000) and
+ * --size (at least 8), and r->lat for the samples; 0, or the exit status
+ * after a message. */
+struct sockaddr_in;
+int pp_setup(const struct opts *o, struct result *r, struct sockaddr_in *dst,
+	     long *count, size_t *size);
 /* --tcp --pingpong (tcp_pp.c): the echo side and the pinger. */
 int tcp_pp_rx(const struct opts *o, struct result *r);
 int tcp_pp_tx(const struct opts *o, struct result *r);

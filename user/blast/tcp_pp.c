@@ -88,22 +88,14 @@ int tcp_pp_rx(const struct opts *o, struct result *r)
 int tcp_pp_tx(const struct opts *o, struct result *r)
 {
 	static char buf[65536], in[65536];
-	struct sockaddr_in dst = {.sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)o->dport)};
-	long count = o->count > 0 ? o->count : 1000;
-	size_t size = o->size < 8 ? 8 : (size_t)o->size;
+	struct sockaddr_in dst;
+	long count;
+	size_t size;
 	double t0;
-	int fd;
+	int fd, rc = pp_setup(o, r, &dst, &count, &size);
 
-	if (!o->dst || inet_pton(AF_INET, o->dst, &dst.sin_addr) != 1) {
-		fprintf(stderr, "mroce_blast: --pingpong --tx needs --dst IP\n");
-		return 2;
-	}
-	r->lat = calloc((size_t)count, sizeof(*r->lat));
-	if (!r->lat) {
-		fprintf(stderr, "mroce_blast: out of memory\n");
-		return 1;
-	}
+	if (rc)
+		return rc;
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (void *)&dst, sizeof(dst))) {
 		fprintf(stderr, "mroce_blast: TCP connect %s:%d: %s\n", o->dst,
