@@ -217,6 +217,52 @@ START_TEST(path__lossy_path_rerolled)
 }
 END_TEST
 
+/* On one port the 40th data packet is lost, and so is every
+ * retransmission sent there; everything else passes. */
+struct rtx_hole {
+	uint16_t sport;
+	uint32_t seen;
+	uint32_t dropped_rtx;
+};
+
+static enum pump_verdict rtx_hole_port(struct pump *p, int src, int dst,
+				       const struct mroce_tx_pkt *t,
+				       const struct mroce_meta_pkt *pk)
+{
+	struct rtx_hole *h = p->ctx;
+
+	if (src != 0 || t->sport != h->sport || !pk ||
+	    pk->opcode == MROCE_OP_PROBE || pk->opcode == MROCE_OP_ACK)
+		return PUMP_PASS;
+	if (pk->flags & MROCE_F_RETX) {
+		h->dropped_rtx++;
+		return PUMP_DROP;
+	}
+	return ++h->seen == 40 ? PUMP_DROP : PUMP_PASS;
+}
+
+/* A segment lost every time it goes on its path is no random loss: after
+ * MR_RTX_ESCAPE tries the path is retired and the segment escapes to
+ * another (spec 8.3), where it arrives; it used to spend its retries on
+ * the same path and fail the message (RETRY_EXC_ERR). */
+START_TEST(path__segment_lost_on_every_try_escapes)
+{
+	struct pair s;
+	struct rtx_hole h = { 0 };
+	size_t len = 1 << 20;
+
+	pair_setup(&s, 2 * len);
+	establish(&s);
+	h.sport = path_of(&s, 0, 3).sport;
+	set_filter(&s, rtx_hole_port, &h);
+	write_half(&s, len, 2000000000ull);
+	ck_assert_uint_ge(h.dropped_rtx, MR_RTX_ESCAPE - 1);
+	ck_assert_uint_ge(stats(&s, 0).path_rerolls, 1);
+	ck_assert_uint_ne(path_of(&s, 0, 3).sport, h.sport);
+	pair_fini(&s);
+}
+END_TEST
+
 /* The first flight is lost, and so is the probe behind it. No path has
  * an RTT sample yet; the handshake's round trip is one, so the loss is
  * found a few RTTs later, not after rto_min (200 us). */
@@ -355,6 +401,7 @@ Suite *metaroce_path_suite(void)
 	tcase_add_test(tc, path__reroll_probation_keeps_data_off_unproven_port);
 	tcase_add_test(tc, spray__moves_traffic_off_congested_path);
 	tcase_add_test(tc, path__lossy_path_rerolled);
+	tcase_add_test(tc, path__segment_lost_on_every_try_escapes);
 	tcase_add_test(tc, path__first_flight_loss_timed_by_handshake_rtt);
 	tcase_add_test(tc, path__random_loss_retires_no_path);
 	tcase_add_test(tc, path__receiver_paused_then_resumed_completes);

@@ -26,9 +26,19 @@
 #define MR_MSG_WIN	64	/* messages in flight per stream (rx slots) */
 #define MR_NAKQ		8	/* queued NAKs per connection */
 #define MR_PROBES	2	/* unanswered probes before a path is dead */
+#define MR_RTX_ESCAPE	4	/* a segment sent this often on one path,
+				 * lost each time, retires the path */
 #define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
 #define MR_PACE_BURST	32	/* software endpoints: packets per burst */
-#define MR_ACK_DELAY_NS	8000	/* ... or this long after the first */
+#define MR_ACK_DELAY_NS	2000	/* ... or this long after the first
+				 * (below a short fabric's RTT: a longer
+				 * one was in every RTT sample of a path
+				 * whose 8 packets took longer, docs/engine.md
+				 * "ACK delay") */
+#define MR_ACK_WAIT_NS	8000	/* how late a peer's coalesced ACK may
+				 * come: the PTO and the silent-path test
+				 * allow it (8 us: the delay of peers
+				 * before 0.9.1, and slack over ours) */
 #define MR_ACK_DELAY_SW_NS 250000 /* ... on a software endpoint (jitter_us) */
 #define MR_PROBE_SLACK_SW_US 50	/* a software endpoint's idle PROBE waits
 				 * srtt + max(4 rttvar, this) for the ACK */

@@ -132,8 +132,8 @@ uint64_t mr_path_pto(const struct mroce_engine *e, const struct mr_conn *c,
 	 * packets that did not ask for an immediate ACK may be answered
 	 * that late, and a PTO shorter than that made a healthy path with
 	 * a few packets out look silent (mr_path_silent) and retired it. */
-	if (pto < (uint64_t)srtt * 1000 + MR_ACK_DELAY_NS + MR_PTO_SLACK_NS)
-		pto = (uint64_t)srtt * 1000 + MR_ACK_DELAY_NS +
+	if (pto < (uint64_t)srtt * 1000 + MR_ACK_WAIT_NS + MR_PTO_SLACK_NS)
+		pto = (uint64_t)srtt * 1000 + MR_ACK_WAIT_NS +
 		      MR_PTO_SLACK_NS;
 	/* An endpoint that jitters (cfg.jitter_us) may answer that much
 	 * later than its srtt says, and its RTT varies a lot more than a
@@ -230,7 +230,7 @@ bool mr_path_silent(const struct mroce_engine *e, const struct mr_conn *c,
 		 * a sibling's packet that left within that delay after
 		 * p's last progress, and asked for an immediate ACK,
 		 * proves nothing */
-		since = now_us(p->last_ack + MR_ACK_DELAY_NS) + 1;
+		since = now_us(p->last_ack + MR_ACK_WAIT_NS) + 1;
 	else
 		return false;
 	return (int32_t)(c->last_tsecr - since) > 0;
