@@ -26,8 +26,8 @@
 #define MR_MSG_WIN	64	/* messages in flight per stream (rx slots) */
 #define MR_NAKQ		8	/* queued NAKs per connection */
 #define MR_PROBES	2	/* unanswered probes before a path is dead */
-#define MR_RTX_ESCAPE	4	/* a segment sent this often on one path,
-				 * lost each time, retires the path */
+#define MR_RTX_ESCAPE	3	/* a lost segment with this few tries left
+				 * retires its path and goes on another */
 #define MR_ACK_EVERY	8	/* coalesce: ACK at least every N packets */
 #define MR_PACE_BURST	32	/* software endpoints: packets per burst */
 #define MR_ACK_DELAY_NS	2000	/* ... or this long after the first

@@ -327,13 +327,14 @@ static int tx_lost(struct mroce_engine *e, struct mr_conn *c, int slot,
 			txe_exhausted(e, &r);
 			return 0;
 		}
-		/* Lost on this path every time it went (MR_RTX_ESCAPE
-		 * tries): no random loss. The path is retired, so the
-		 * segment escapes to another one (spec 8.3) instead of
-		 * spending its retries here before the path's loss count
-		 * is judged (mr_cc_path_bad). The tries stay counted: a
-		 * segment that every path loses still runs out of them. */
-		if (txe_tries(t) >= MR_RTX_ESCAPE && c->npaths > 1) {
+		/* Lost again on this path with only MR_RTX_ESCAPE tries
+		 * left: rather than spend them here before the path's
+		 * loss count is judged (mr_cc_path_bad), the path is
+		 * retired and the segment escapes to another one (spec
+		 * 8.3). The tries stay counted: a segment that every path
+		 * loses still runs out of them. */
+		if (txe_tries(t) + MR_RTX_ESCAPE > e->cfg.retry_cnt &&
+		    c->npaths > 1) {
 			mr_path_retire(e, c, slot, MROCE_REROLL_LOSS, true);
 			return 0;
 		}
