@@ -65,7 +65,7 @@ int64_t sim_check_pattern(const uint8_t *p, uint32_t conn, uint64_t off,
 }
 
 
-int sim_post_recvs(struct mroce_sim *s, struct qpconn *c)
+static int sim_post_recvs(struct mroce_sim *s, struct qpconn *c)
 {
 	struct host *r = &s->hosts[RECV_HOST];
 
@@ -92,7 +92,7 @@ int sim_post_recvs(struct mroce_sim *s, struct qpconn *c)
 	return 0;
 }
 
-void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now)
+static void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now)
 {
 	struct host *h = &s->hosts[c->snd];
 
@@ -144,7 +144,7 @@ static bool conn_finished(const struct mroce_sim *s, const struct qpconn *c)
 	       (s->cfg.op != MROCE_SIM_OP_SEND || c->rdone == c->nmsgs);
 }
 
-void sim_progress(struct mroce_sim *s, struct qpconn *c, uint64_t now)
+static void sim_progress(struct mroce_sim *s, struct qpconn *c, uint64_t now)
 {
 	/* the longest time without any completion across the failure */
 	if (now > s->first_fail && now - s->last_progress > s->res.fail_gap_ns)

@@ -115,9 +115,6 @@ struct qpconn *sim_qpmap_get(struct mroce_sim *s, uint32_t host,
 			     uint32_t qpn);
 
 /* sim_app.c */
-int sim_post_recvs(struct mroce_sim *s, struct qpconn *c);
-void sim_post_sends(struct mroce_sim *s, struct qpconn *c, uint64_t now);
-void sim_progress(struct mroce_sim *s, struct qpconn *c, uint64_t now);
 void sim_poll_host(struct mroce_sim *s, struct host *h, uint64_t now);
 void sim_probe_post(struct mroce_sim *s, uint64_t now);
 void sim_bulk_start(struct mroce_sim *s, uint64_t now);
