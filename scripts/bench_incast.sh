@@ -94,26 +94,11 @@ eval "$(bash $FABRIC status --prefix "$PREFIX" --env)"
 RNS=$FABRIC_B_NS RIP=$FABRIC_B_IP
 FAILED=0
 
-# xdp NS [--keep] CMD...: CMD in namespace NS with bpffs mounted and, unless
-# --keep (mroced attaches itself), mroce's XDP program attached afresh
-xdp() {
-	local ns=$1 att=1
-	shift
-	[ "$1" = --keep ] && { att=0; shift; }
-	ip netns exec "$ns" bash -c '
-		mount -t bpf bpf /sys/fs/bpf || exit 2
-		[ '$att' = 1 ] || exec "$@"
-		'"$CTL"' detach eth0 >/dev/null 2>&1
-		ip link set dev eth0 xdp off 2>/dev/null
-		'"$CTL"' attach eth0 >/dev/null || { echo "mrocectl attach eth0 failed"; exit 2; }
-		exec "$@"' x "$@"
-}
-
 SOCK=$TMP/mroced.sock
 # The receiver's line rate is what it can take through the paths (a veth
 # reports none, and tbf is not the interface's): its fair-share hint
 # divides that among the senders.
-xdp "$RNS" --keep "$MROCED" --sock "$SOCK" --backend afxdp --ifname eth0 \
+session_xdp "$RNS" --keep "$MROCED" --sock "$SOCK" --backend afxdp --ifname eth0 \
 	--attach --local "$RIP" --rto-min 2000 --link-gbps "$CAP" \
 	>"$TMP/mroced.log" 2>&1 &
 PIDS+=($!)
@@ -156,14 +141,12 @@ incast() {
 		PIDS+=($!)
 	done
 	for i in $(seq "$K"); do
-		for _ in $(seq 100); do
-			ip netns exec "$RNS" ss -Hltn "sport = :$((PORT + i))" | grep -q . && break
-			sleep 0.05
-		done
+		session_listening "$RNS" $((PORT + i)) "${spids[$((i - 1))]}" ||
+			echo "bench_incast.sh: $tr server $i did not start" >&2
 	done
 	for i in $(seq "$K"); do
 		ns=FABRIC_H${i}_NS ip=FABRIC_H${i}_IP
-		xdp "${!ns}" timeout $((SECS + 60)) "$PERF" write_bw -p $((PORT + i)) \
+		session_xdp "${!ns}" timeout $((SECS + 60)) "$PERF" write_bw -p $((PORT + i)) \
 			-D "$SECS" --transport "$tr" --backend afxdp --ifname eth0 \
 			--local "${!ip}" --rto-min 2000 --report_gbits "$RIP" \
 			>"$TMP/cli.$tr.$i" 2>&1 &

@@ -85,30 +85,7 @@ eval "$(bash $FABRIC status --prefix "$PREFIX" --env)"
 NS_A=$FABRIC_A_NS NS_B=$FABRIC_B_NS IP_A=$FABRIC_A_IP IP_B=$FABRIC_B_IP
 FAILED=0
 
-# xdp NS CMD...: CMD in namespace NS, mroce's XDP program attached afresh
-# to eth0 (each `ip netns exec` mounts its own bpffs)
-xdp() {
-	local ns=$1
-	shift
-	ip netns exec "$ns" bash -c '
-		mount -t bpf bpf /sys/fs/bpf || exit 2
-		'"$CTL"' detach eth0 >/dev/null 2>&1
-		ip link set dev eth0 xdp off 2>/dev/null
-		'"$CTL"' attach eth0 >/dev/null || { echo "mrocectl attach eth0 failed"; exit 2; }
-		exec "$@"' x "$@"
-}
-
 PORT=$((22000 + $$ % 20000))
-# listening NS PORT PID: wait until PID listens on TCP PORT in NS
-listening() {
-	for _ in $(seq 200); do
-		kill -0 "$3" 2>/dev/null || return 1
-		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # perf NAME ARGS...: a write_bw server on B and its client on A; the
 # client's output in $TMP/NAME.$ROUND
 perf() {
@@ -116,16 +93,16 @@ perf() {
 	shift
 	PORT=$((PORT + 1))
 	out=$TMP/$name.$ROUND
-	xdp "$NS_B" timeout 60 "$PERF" write_bw -D "$SECS" -p $PORT --backend afxdp \
+	session_xdp "$NS_B" timeout 60 "$PERF" write_bw -D "$SECS" -p $PORT --backend afxdp \
 		--ifname eth0 --local "$IP_B" "$@" >"$out.srv" 2>&1 &
 	srv=$!
 	PIDS+=($srv)
-	if ! listening "$NS_B" $PORT $srv; then
+	if ! session_listening "$NS_B" $PORT $srv; then
 		echo "bench_loaded.sh: $name: the server did not start: $(head -3 "$out.srv")" >&2
 		FAILED=1
 		return
 	fi
-	xdp "$NS_A" timeout 60 "$PERF" write_bw -D "$SECS" -p $PORT --backend afxdp \
+	session_xdp "$NS_A" timeout 60 "$PERF" write_bw -D "$SECS" -p $PORT --backend afxdp \
 		--ifname eth0 --local "$IP_A" --report_gbits "$@" "$IP_B" >"$out" 2>&1
 	rc=$?
 	wait $srv 2>/dev/null
@@ -144,7 +121,7 @@ tcp() {
 		ip netns exec "$NS_B" iperf3 -s -1 -p $PORT >/dev/null 2>&1 &
 		is=$!
 		PIDS+=($is)
-		listening "$NS_B" $PORT $is || { FAILED=1; return; }
+		session_listening "$NS_B" $PORT $is || { FAILED=1; return; }
 		ip netns exec "$NS_A" iperf3 -c "$IP_B" -p $PORT -t "$SECS" -J >"$out" 2>&1 &
 		ic=$!
 		PIDS+=($ic)
@@ -156,7 +133,7 @@ tcp() {
 			--seconds $((SECS + 5)) >/dev/null 2>&1 &
 		ps=$!
 		PIDS+=($ps)
-		listening "$NS_B" $PORT $ps || { FAILED=1; return; }
+		session_listening "$NS_B" $PORT $ps || { FAILED=1; return; }
 		ip netns exec "$NS_A" "$BLAST" --tcp --pingpong --tx --dst "$IP_B" \
 			--dport $PORT --size 8 --count $((SECS * 2000)) --json >"$out.ping" 2>&1 || rc=1
 		wait $ps 2>/dev/null

@@ -10,7 +10,15 @@
 #                              process); at exit, or on INT/TERM, those
 #                              processes are killed and reaped, the
 #                              fabric torn down, TMP removed.
-# FABRIC must name scripts/fabric.sh.
+#   session_xdp NS [--keep] CMD...
+#                              CMD in namespace NS with bpffs mounted and,
+#                              unless --keep (mroced attaches itself),
+#                              mroce's XDP program attached afresh to eth0
+#                              (each `ip netns exec` mounts its own bpffs)
+#   session_listening NS PORT PID
+#                              wait (10 s) until PID listens on TCP PORT in
+#                              NS; 1 if it died or never did
+# FABRIC must name scripts/fabric.sh, CTL mrocectl (for session_xdp).
 
 session_cleanup() {
 	local p
@@ -26,4 +34,26 @@ session_start() {
 	PIDS=()
 	trap session_cleanup EXIT
 	trap 'exit 1' INT TERM
+}
+
+session_xdp() {
+	local ns=$1 att=1
+	shift
+	[ "$1" = --keep ] && { att=0; shift; }
+	ip netns exec "$ns" bash -c '
+		mount -t bpf bpf /sys/fs/bpf || exit 2
+		[ '$att' = 1 ] || exec "$@"
+		'"$CTL"' detach eth0 >/dev/null 2>&1
+		ip link set dev eth0 xdp off 2>/dev/null
+		'"$CTL"' attach eth0 >/dev/null || { echo "mrocectl attach eth0 failed"; exit 2; }
+		exec "$@"' x "$@"
+}
+
+session_listening() {
+	for _ in $(seq 200); do
+		kill -0 "$3" 2>/dev/null || return 1
+		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
 }
